@@ -1,0 +1,66 @@
+// The one catalogue of error codes: each stable dotted code with its HTTP status and a safe default message.
+// docs/errors.md documents every code; test/errors-catalogue.test.ts keeps the two in sync. Never reuse a code.
+
+export interface CatalogueEntry {
+  readonly status: number;
+  readonly message: string;
+}
+
+export const errorCatalogue = {
+  // ---- request: the HTTP envelope itself ----
+  'request.invalid': { status: 400, message: 'The request does not match the route schema.' },
+  'request.malformed_json': { status: 400, message: 'The request body is not valid JSON.' },
+  'request.empty_body': { status: 400, message: 'The request has a JSON content type but no body.' },
+  'request.unsupported_media_type': { status: 415, message: 'The request body must be application/json.' },
+  'request.body_too_large': { status: 413, message: 'The request body is larger than the service accepts.' },
+  'request.route_not_found': { status: 404, message: 'No route matches this method and path.' },
+  'request.timeout': { status: 408, message: 'The request took too long to arrive.' },
+  'request.tenant_hint_mismatch': { status: 401, message: 'The tenant named in the request does not match the credential.' },
+
+  // ---- auth: credentials and roles ----
+  'auth.credential_missing': { status: 401, message: 'This route needs an Authorization: Bearer credential.' },
+  'auth.credential_invalid': { status: 401, message: 'The credential is not valid.' },
+  'auth.credential_revoked': { status: 401, message: 'The credential has been revoked.' },
+  'auth.role_insufficient': { status: 403, message: 'The credential does not have a role that may call this route.' },
+  'auth.scope_insufficient': { status: 403, message: 'The restricted key does not carry a scope this route needs.' },
+
+  // ---- tenant ----
+  'tenant.not_found': { status: 404, message: 'No such tenant.' },
+  'tenant.already_exists': { status: 409, message: 'A tenant with this tenant_id already exists.' },
+  'tenant.id_invalid': { status: 400, message: 'A tenant_id is 1 to 64 characters of a-z, 0-9, ".", "_" and "-", starting with a letter or digit.' },
+
+  // ---- api_key: service-account key administration ----
+  'api_key.not_found': { status: 404, message: 'No such API key.' },
+
+  // ---- predicate: release-rule documents (400 at intent or policy creation) ----
+  'predicate.invalid': { status: 400, message: 'The predicate document is malformed.' },
+  'predicate.version_unsupported': { status: 400, message: 'Only predicate_dsl version 1 is supported.' },
+  'predicate.op_unknown': { status: 400, message: 'The clause has an op the language does not define.' },
+  'predicate.depth_exceeded': { status: 400, message: 'The predicate nests and/or/not deeper than the limit.' },
+  'predicate.fuel_exceeded': { status: 400, message: 'The predicate has more nodes than the fuel limit.' },
+  'predicate.path_too_long': { status: 400, message: 'A path has more segments than the limit.' },
+  'predicate.clauses_exceeded': { status: 400, message: 'An and/or has more clauses than the limit.' },
+  'predicate.document_too_large': { status: 400, message: 'The canonical predicate document is larger than the limit.' },
+
+  // ---- signing: signed bytes and signatures ----
+  'signing.value_invalid': { status: 400, message: 'A value to be signed is out of range or malformed.' },
+  'signing.signature_invalid': { status: 400, message: 'The signature does not verify.' },
+  'signing.version_deprecated': { status: 400, message: 'This signing version is deprecated and rejected.' },
+  'signing.version_unsupported': { status: 400, message: 'This signing version is not supported.' },
+
+  // ---- artifact: ed25519-sha256-json-v1 signed artifacts ----
+  'artifact.schema_version_unsupported': { status: 400, message: 'The artifact has a schema_version this service does not know.' },
+  'artifact.kind_unknown': { status: 400, message: 'The artifact kind is not one this service knows.' },
+  'artifact.malformed': { status: 400, message: 'The artifact is missing fields or has fields of the wrong type.' },
+  'artifact.signature_invalid': { status: 400, message: 'The artifact signature does not verify.' },
+
+  // ---- internal ----
+  'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },
+  'internal.unavailable': { status: 503, message: 'A dependency of the service is temporarily unavailable. Retry with backoff.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(errorCatalogue, value);
+}

@@ -1,0 +1,65 @@
+// Every limit of the service as a named constant, with the reason beside it.
+// The same constants feed the validators, the JSON schemas, the SQL CHECKs (by hand, see migrations/) and docs/.
+
+// ---- Release rules (predicate DSL). The first four are the spec's "Limits" table. ----
+/** Deepest nesting of `and` / `or` / `not` in a clause tree (spec). */
+export const predicateDepthMax = 24;
+/** AST nodes visited over a whole document, at validation and at evaluation (spec). */
+export const predicateFuelMax = 256;
+/** Segments in the `path` of `eq`, `completion`, `lte`, `budget_cap` (spec). */
+export const predicatePathSegmentsMax = 16;
+/** Clauses in one `and` / `or` (spec). */
+export const predicateClausesMax = 32;
+/** Byte size of the canonical (sorted-key, compact) JSON of a predicate document (DESIGN.md §4). */
+export const predicateDocumentBytesMax = 16 * 1024;
+/** Length of one path segment or `field` name; keys longer than this cannot be addressed. */
+export const predicateKeyLengthMax = 256;
+
+// ---- HTTP ----
+/** Largest request body accepted by any route. Evidence is the largest body we take. */
+export const requestBodyBytesMax = 1024 * 1024;
+/** A caller-supplied `x-request-id` longer than this is replaced by a generated one. */
+export const requestIdLengthMax = 128;
+/** `idempotency-key` header length (spec: 1 to 256 characters). */
+export const idempotencyKeyLengthMin = 1;
+export const idempotencyKeyLengthMax = 256;
+/** Default and largest page of any list route. */
+export const pageSizeDefault = 50;
+export const pageSizeMax = 200;
+/** Server-side bounds on how long a request may wait for its headers, its body and its answer. */
+export const requestTimeoutMs = 30_000;
+/** How long shutdown waits for in-flight requests before exiting anyway. */
+export const shutdownGraceMs = 10_000;
+
+// ---- Tenants and credentials (DESIGN.md §2) ----
+/** Tenant realm slug length; the pattern is `tenantIdPattern`. */
+export const tenantIdLengthMax = 64;
+export const tenantIdPattern = /^[a-z0-9][a-z0-9._-]*$/;
+/** Display name of an API key. */
+export const apiKeyNameLengthMax = 128;
+/** Scopes on one restricted key, and the length of each. */
+export const apiKeyScopesMax = 32;
+export const apiKeyScopeLengthMax = 64;
+/** How often `last_used_at` of a key is written at most: the field is coarse on purpose (no write per request). */
+export const apiKeyLastUsedWriteIntervalMs = 60_000;
+/** How long a verified key stays in a process's cache. Revocation is also pushed to every replica at once
+ * (Postgres NOTIFY); this bound holds even if a notification is lost. */
+export const apiKeyCacheTtlMs = 5_000;
+/** Entries in the per-process credential cache. */
+export const apiKeyCacheEntriesMax = 10_000;
+
+// ---- Database ----
+/** Connections in one process's pool. */
+export const databasePoolSizeMax = 20;
+/** A statement running longer than this is cancelled by Postgres. */
+export const databaseStatementTimeoutMs = 15_000;
+
+// Relationships between limits, asserted once at load: a violated one is a programmer error.
+function assertLimit(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`limits.ts: ${message}`);
+}
+assertLimit(pageSizeDefault <= pageSizeMax, 'the default page must fit in the largest page');
+assertLimit(predicateClausesMax < predicateFuelMax, 'a full and/or must be visitable within the fuel');
+assertLimit(predicateDepthMax < predicateFuelMax, 'the deepest valid tree must be visitable within the fuel');
+assertLimit(predicateDocumentBytesMax < requestBodyBytesMax, 'a valid predicate must fit in a request body');
+assertLimit(databaseStatementTimeoutMs < requestTimeoutMs, 'a statement must time out before its request does');
