@@ -63,3 +63,8 @@ assertLimit(predicateClausesMax < predicateFuelMax, 'a full and/or must be visit
 assertLimit(predicateDepthMax < predicateFuelMax, 'the deepest valid tree must be visitable within the fuel');
 assertLimit(predicateDocumentBytesMax < requestBodyBytesMax, 'a valid predicate must fit in a request body');
 assertLimit(databaseStatementTimeoutMs < requestTimeoutMs, 'a statement must time out before its request does');
+
+// ---- JSON values taken from callers (evidence, schemas, budgets, predicates) ----
+/** Nesting of arrays/objects in any JSON value we canonicalize, digest or evaluate. Bounds recursion so a
+ * pathological body is a clear 4xx, never a stack overflow. */
+export const jsonNestingDepthMax = 64;

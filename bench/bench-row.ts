@@ -1,0 +1,17 @@
+// The shape of one line of `npm run bench`: a figure, the baseline measured in the same run, and the target.
+
+export interface BenchRow {
+  /** What is measured, e.g. "principal GET (authenticated) vs bare Fastify". */
+  readonly entry: string;
+  /** The measured figure with its unit, e.g. "8 412 req/s (spread 3%)". */
+  readonly figure: string;
+  /** The baseline measured in the same run, with its unit. */
+  readonly baseline: string;
+  /** figure / baseline, or null where the target is not a ratio. */
+  readonly ratio: number | null;
+  /** The target in words, e.g. ">= 0.5". */
+  readonly target: string;
+  readonly met: boolean;
+}
+
+export type BenchEntry = () => Promise<BenchRow[]>;
