@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// The operator CLI entry: loads the TypeScript sources through tsx, then runs src/cli/main.ts.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../src/cli/main.ts');

@@ -1,0 +1,27 @@
+// The whole service as one Fastify plugin: shared platform first, then the three surfaces with their prefixes.
+// server.ts registers it on a configured instance and listens; tests register it on an instance of their own.
+import type { FastifyInstance } from 'fastify';
+import { httpErrors } from './errors/http-errors.ts';
+import { access } from './platform/access.ts';
+import { databasePlugin, type DatabasePluginOptions } from './platform/database-plugin.ts';
+import { gateway } from './surfaces/gateway/index.ts';
+import { harbor } from './surfaces/harbor/index.ts';
+import { healthRoutes } from './surfaces/health.ts';
+import { standing } from './surfaces/standing/index.ts';
+
+export type AppOptions = DatabasePluginOptions;
+
+export async function app(instance: FastifyInstance, options: AppOptions): Promise<void> {
+  // First hook of all, so that even a request refused by authentication carries its id.
+  instance.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await instance.register(httpErrors);
+  await instance.register(databasePlugin, options);
+  await instance.register(access, { authenticator: instance.authenticator });
+
+  await instance.register(healthRoutes);
+  await instance.register(gateway);
+  await instance.register(harbor, { prefix: '/harbor' });
+  await instance.register(standing);
+}

@@ -1,0 +1,18 @@
+// How the CLI reaches the database: DATABASE_URL when set; otherwise the embedded database, through the running
+// server's socket when a server has it open, or opened by the CLI itself when none does.
+import type pg from 'pg';
+import type { Config } from '../config.ts';
+import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
+
+export interface CliConnection {
+  readonly connection: pg.PoolConfig;
+  close(): Promise<void>;
+}
+
+export async function openCliConnection(config: Config): Promise<CliConnection> {
+  if (config.databaseUrl) return { connection: { connectionString: config.databaseUrl }, close: async () => {} };
+  const running = findRunningEmbeddedPostgres(config.dataDir);
+  if (running) return { connection: running, close: async () => {} };
+  const embedded = await startEmbeddedPostgres(config.dataDir);
+  return { connection: embedded.connection, close: () => embedded.close() };
+}

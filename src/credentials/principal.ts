@@ -1,0 +1,21 @@
+// Who is calling: the authenticated identity every route is scoped by. Its tenant is the only source of scope.
+import type { ApiKeyKind, Environment } from './api-key.ts';
+import type { Role } from './roles.ts';
+
+export interface Principal {
+  readonly tenantId: string;
+  readonly tenantUuid: string;
+  readonly environment: Environment;
+  readonly role: Role;
+  /** Stable identifier of the caller within the tenant: the key id for API keys. */
+  readonly subject: string;
+  readonly credential: ApiKeyCredentialRef;
+}
+
+export interface ApiKeyCredentialRef {
+  readonly type: 'api_key';
+  readonly keyId: string;
+  readonly keyKind: ApiKeyKind;
+  /** Scopes of a restricted key; empty for a standard key, which is limited by its role alone. */
+  readonly scopes: readonly string[];
+}

@@ -1,0 +1,72 @@
+// Route access control. Every route must declare `config.access`: either public, or the roles (and, for
+// restricted keys, the scope) it needs. A route without a declaration makes the app refuse to start.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import type { Authenticator } from '../credentials/authenticator.ts';
+import type { Principal } from '../credentials/principal.ts';
+import type { Role } from '../credentials/roles.ts';
+import { ServiceError } from '../errors/service-error.ts';
+
+export type RouteAccess =
+  | { readonly public: true }
+  | {
+      readonly roles: readonly Role[];
+      /** The scope a restricted key must carry, e.g. `mcp.spend:write`, or `any` for routes every credential may
+       * call (the principal route). Restricted keys fail closed on routes that name no scope. Standard keys are
+       * bound by role only. */
+      readonly scope?: string;
+    };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** Roles by what they may do (DESIGN.md §2); routes pick one of these lists. */
+export const anyRole: readonly Role[] = ['admin', 'operator', 'agent', 'auditor'];
+export const adminOnly: readonly Role[] = ['admin'];
+
+/** The principal of an authenticated route; calling it on a public route is a programmer error. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`principalOf called on ${request.routeOptions.url}, which is not authenticated`);
+  return request.principal;
+}
+
+export const access = fastifyPlugin(
+  async (app: FastifyInstance, options: { authenticator: Authenticator }) => {
+    app.decorateRequest('principal', null);
+
+    app.addHook('onRoute', (route) => {
+      if (!route.config?.access) {
+        throw new Error(`route ${route.method} ${route.url} does not declare config.access`);
+      }
+    });
+
+    app.addHook('onRequest', async (request) => {
+      const routeAccess = request.routeOptions.config.access;
+      // Unknown routes reach the not-found handler with no access declared.
+      if (!routeAccess || 'public' in routeAccess) return;
+      const principal = await options.authenticator.authenticate(request.headers.authorization);
+      // x-tenant-id is never authorization, but when sent it must name the credential's tenant (spec).
+      const tenantHint = request.headers['x-tenant-id'];
+      if (tenantHint !== undefined && tenantHint !== principal.tenantId) {
+        throw new ServiceError('request.tenant_hint_mismatch');
+      }
+      if (!routeAccess.roles.includes(principal.role)) {
+        throw new ServiceError('auth.role_insufficient', { details: { required_roles: routeAccess.roles } });
+      }
+      const { credential } = principal;
+      if (credential.keyKind === 'restricted' && routeAccess.scope !== 'any') {
+        if (routeAccess.scope === undefined || !credential.scopes.includes(routeAccess.scope)) {
+          throw new ServiceError('auth.scope_insufficient', { details: { required_scope: routeAccess.scope ?? null } });
+        }
+      }
+      request.principal = principal;
+    });
+  },
+  { name: 'access' },
+);

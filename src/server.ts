@@ -1,0 +1,39 @@
+// The only file that starts a server: reads configuration, opens the database (embedded when DATABASE_URL is
+// unset), applies migrations, serves, and shuts down gracefully on SIGINT/SIGTERM.
+import closeWithGrace from 'close-with-grace';
+import type pg from 'pg';
+import { app } from './app.ts';
+import { loadConfig } from './config.ts';
+import { shutdownGraceMs } from './limits.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './platform/embedded-postgres.ts';
+import { createLogger } from './platform/logging.ts';
+import { migrate } from './platform/migrate.ts';
+import { createFastify } from './server-options.ts';
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+
+let embedded: EmbeddedPostgres | undefined;
+let connection: pg.PoolConfig;
+if (config.databaseUrl) {
+  connection = { connectionString: config.databaseUrl };
+} else {
+  embedded = await startEmbeddedPostgres(config.dataDir);
+  connection = embedded.connection;
+  logger.info({ data_dir: config.dataDir }, 'DATABASE_URL is not set: using the embedded database');
+}
+
+const applied = await migrate(connection);
+if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
+
+const server = createFastify(logger);
+await server.register(app, { connection });
+
+closeWithGrace({ delay: shutdownGraceMs }, async ({ signal, err }) => {
+  if (err) logger.error({ err }, 'shutting down after an unexpected error');
+  else logger.info({ signal }, 'shutting down: finishing in-flight requests');
+  await server.close();
+  await embedded?.close();
+});
+
+await server.listen({ host: config.host, port: config.port });

@@ -1,0 +1,10 @@
+// The gateway surface: the public front door (/v1, /protocol, /.well-known, /verify). Routes are added by
+// the issues that build each capability; this plugin is where they are mounted.
+import type { FastifyInstance } from 'fastify';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { principalRoutes } from './routes/principal.ts';
+
+export async function gateway(app: FastifyInstance): Promise<void> {
+  await app.register(principalRoutes);
+  await app.register(apiKeyRoutes);
+}

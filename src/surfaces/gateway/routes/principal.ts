@@ -1,0 +1,20 @@
+// GET /v1/auth/principal: who the credential is, and the tenant realm every later call is scoped to
+// (client-wire.md §6). SDKs call it first to resolve tenant scope.
+import type { FastifyInstance } from 'fastify';
+import { anyRole, principalOf } from '../../../platform/access.ts';
+
+export async function principalRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/v1/auth/principal', { config: { access: { roles: anyRole, scope: 'any' } } }, async (request) => {
+    const principal = principalOf(request);
+    return {
+      tenant_id: principal.tenantId,
+      tenant_uuid: principal.tenantUuid,
+      environment: principal.environment,
+      service_account_role: principal.role,
+      roles: [principal.role],
+      key_kind: principal.credential.keyKind,
+      mcp_scopes: principal.credential.scopes,
+      subject: principal.subject,
+    };
+  });
+}

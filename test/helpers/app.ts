@@ -1,0 +1,72 @@
+// Builds the real app on a test database, exactly as server.ts does, and gives tests a few fixtures.
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { Writable } from 'node:stream';
+import { app } from '../../src/app.ts';
+import type { Environment } from '../../src/credentials/api-key.ts';
+import type { Role } from '../../src/credentials/roles.ts';
+import { Database } from '../../src/platform/database.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { createFastify } from '../../src/server-options.ts';
+import { issueApiKey } from '../../src/services/api-key-service.ts';
+import { createTenant } from '../../src/services/tenant-service.ts';
+import { findTenant } from '../../src/db/tenant-repository.ts';
+
+/** Collects every log line the app writes, for tests that inspect logs. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.lines.push(chunk.toString('utf8'));
+    done();
+  }
+  get text(): string {
+    return this.lines.join('');
+  }
+}
+
+export async function buildTestApp(connection: pg.PoolConfig, logs?: LogCapture): Promise<FastifyInstance> {
+  const logger = createLogger(logs ? 'trace' : 'silent', logs);
+  const instance = createFastify(logger);
+  await instance.register(app, { connection });
+  await instance.ready();
+  return instance;
+}
+
+export interface TestTenant {
+  readonly tenantId: string;
+  readonly adminKey: string;
+  /** Issues another key of this tenant with the given role. */
+  key(role: Role, scopes?: string[]): Promise<string>;
+}
+
+let tenantCounter = 0;
+
+export async function createTestTenant(
+  connection: pg.PoolConfig,
+  environment: Environment = 'sandbox',
+  tenantId = `tenant-${process.pid}-${++tenantCounter}`,
+): Promise<TestTenant> {
+  const database = new Database({ ...connection, max: 1 });
+  try {
+    const { adminKey } = await createTenant(database, tenantId, environment);
+    return {
+      tenantId,
+      adminKey: adminKey.apiKey,
+      async key(role, scopes) {
+        const db = new Database({ ...connection, max: 1 });
+        try {
+          return await db.system(async (tx) => {
+            const tenant = (await findTenant(tx, tenantId))!;
+            return (await issueApiKey(tx, tenant, { role, ...(scopes ? { scopes } : {}) })).apiKey;
+          });
+        } finally {
+          await db.close();
+        }
+      },
+    };
+  } finally {
+    await database.close();
+  }
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -1,0 +1,63 @@
+// Fresh databases for integration tests: one per test file on the machine's Postgres (dropped afterwards), or an
+// embedded PGlite in a temporary directory. Never a mock.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../src/platform/embedded-postgres.ts';
+import { migrate } from '../../src/platform/migrate.ts';
+
+/** The maintenance database of the test cluster (trust auth on this machine and in CI). */
+export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  readonly kind: 'postgres' | 'pglite';
+  readonly connection: pg.PoolConfig;
+  /** A connection string, for child processes (real Postgres only). */
+  readonly url: string | undefined;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  const name = `svc_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = adminUrl.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+  const connection = { connectionString: url };
+  if (options.migrate !== false) await migrate(connection);
+  return {
+    kind: 'postgres',
+    connection,
+    url,
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export async function createEmbeddedTestDatabase(): Promise<TestDatabase> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-pglite-'));
+  const embedded = await startEmbeddedPostgres(dataDir);
+  await migrate(embedded.connection);
+  return {
+    kind: 'pglite',
+    connection: embedded.connection,
+    url: undefined,
+    async drop() {
+      await embedded.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
