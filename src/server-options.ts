@@ -1,6 +1,6 @@
 // How the Fastify instance is built: logger, request ids, body limit, timeouts, validation. Shared by server.ts
 // and the tests, so tests run the same configuration as production.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type pino from 'pino';
 import { requestBodyBytesMax, requestTimeoutMs } from './limits.ts';
 import { requestIdFor } from './platform/request-id.ts';
@@ -10,7 +10,7 @@ export function createFastify(logger: pino.Logger): FastifyInstance {
   const instance = Fastify({
     loggerInstance: logger,
     genReqId: requestIdFor,
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: requestBodyBytesMax,
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs,
