@@ -1,0 +1,30 @@
+// Configuration is read strictly: a wrong value stops the start with a message naming the variable.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+
+describe('loadConfig', () => {
+  it('defaults to the embedded database, loopback and port 8080', () => {
+    expect(loadConfig({})).toEqual({ databaseUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info' });
+  });
+
+  it('treats an empty DATABASE_URL as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '  ' }).databaseUrl).toBeUndefined();
+  });
+
+  it('reads every variable', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', SVC_DATA_DIR: '/tmp/x', HOST: '0.0.0.0', PORT: '9000', LOG_LEVEL: 'DEBUG' })).toEqual({
+      databaseUrl: 'postgresql://u@h/db', dataDir: '/tmp/x', host: '0.0.0.0', port: 9000, logLevel: 'debug',
+    });
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ PORT: '80a' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ PORT: '-1' }, /PORT/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ])('rejects %o', (environment, message) => {
+    expect(() => loadConfig(environment)).toThrow(message);
+  });
+});
