@@ -1,6 +1,7 @@
 // The whole service as one Fastify plugin: shared platform first, then the three surfaces with their prefixes.
 // server.ts registers it on a configured instance and listens; tests register it on an instance of their own.
 import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import { httpErrors } from './errors/http-errors.ts';
 import { access } from './platform/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './platform/database-plugin.ts';
@@ -11,7 +12,7 @@ import { standing } from './surfaces/standing/index.ts';
 
 export type AppOptions = DatabasePluginOptions;
 
-export async function app(instance: FastifyInstance, options: AppOptions): Promise<void> {
+async function service(instance: FastifyInstance, options: AppOptions): Promise<void> {
   // First hook of all, so that even a request refused by authentication carries its id.
   instance.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -25,3 +26,6 @@ export async function app(instance: FastifyInstance, options: AppOptions): Promi
   await instance.register(harbor, { prefix: '/harbor' });
   await instance.register(standing);
 }
+
+/** Not encapsulated, so the instance that registers it (server or test) sees its decorations. */
+export const app = fastifyPlugin(service, { name: 'svc-app' });

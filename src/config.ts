@@ -12,6 +12,10 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly logLevel: LogLevel;
+  /** The gateway signing key set as JSON (see docs/signing-keys.md); wins over the key file. */
+  readonly signingKeysJson: string | undefined;
+  /** A file holding the gateway signing key set; default `<dataDir>/signing-keys.json`, created on first start. */
+  readonly signingKeyFile: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -34,6 +38,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     host: nonEmpty(environment.HOST) ?? '127.0.0.1',
     port: parsePort(environment.PORT),
     logLevel: parseLogLevel(environment.LOG_LEVEL),
+    signingKeysJson: nonEmpty(environment.SVC_SIGNING_KEYS),
+    signingKeyFile: nonEmpty(environment.SVC_SIGNING_KEY_FILE),
   };
 }
 

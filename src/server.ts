@@ -6,6 +6,7 @@ import { app } from './app.ts';
 import { loadConfig } from './config.ts';
 import { shutdownGraceMs } from './limits.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './platform/embedded-postgres.ts';
+import { loadGatewayKeys } from './platform/gateway-keys.ts';
 import { createLogger } from './platform/logging.ts';
 import { migrate } from './platform/migrate.ts';
 import { createFastify } from './server-options.ts';
@@ -26,8 +27,18 @@ if (config.databaseUrl) {
 const applied = await migrate(connection);
 if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
 
+const keys = loadGatewayKeys(config);
+if (keys.created) {
+  logger.warn(
+    { key_file: keys.origin, kid: keys.keyring.active.kid },
+    'created a gateway signing key; every replica must use the same keys (SVC_SIGNING_KEYS or SVC_SIGNING_KEY_FILE)',
+  );
+} else {
+  logger.info({ key_source: keys.origin, active_kid: keys.keyring.active.kid }, 'gateway signing keys loaded');
+}
+
 const server = createFastify(logger);
-await server.register(app, { connection });
+await server.register(app, { connection, gatewayKeys: keys.keyring });
 
 closeWithGrace({ delay: shutdownGraceMs }, async ({ signal, err }) => {
   if (err) logger.error({ err }, 'shutting down after an unexpected error');

@@ -1,11 +1,22 @@
 // `svc`: the operator CLI. Works on a fresh install before any API key exists, also while the server runs.
 // Exit codes: 0 success, 1 the operation failed, 2 the command line is wrong.
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
-import { isRole, roles } from '../credentials/roles.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { isRole, roles, type Role } from '../credentials/roles.ts';
 import { findTenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { Database } from '../platform/database.ts';
+import {
+  defaultKeyFilePath,
+  GatewayKeyError,
+  GatewayKeyring,
+  readKeyFile,
+  removeFromKeyFile,
+  rotateKeyFile,
+  stageKeyFile,
+  writeKeyFile,
+  type KeyFile,
+} from '../platform/gateway-keys.ts';
 import { migrate } from '../platform/migrate.ts';
 import { issueApiKey } from '../services/api-key-service.ts';
 import { createTenant } from '../services/tenant-service.ts';
@@ -15,12 +26,21 @@ const usage = `usage:
   svc tenant create --tenant-id ID --environment sandbox|live [--json]
   svc key create --tenant-id ID --role ${roles.join('|')} [--name NAME] [--scopes a,b] [--json]
   svc migrate [--json]
+  svc signing-key stage|rotate [--json]
+  svc signing-key retire --kid KID [--json]
 
-The database is DATABASE_URL, or the embedded one in SVC_DATA_DIR (default ./data).`;
+The database is DATABASE_URL, or the embedded one in SVC_DATA_DIR (default ./data).
+Signing keys live in SVC_SIGNING_KEY_FILE (default SVC_DATA_DIR/signing-keys.json); restart the server after a change.`;
 
 class UsageError extends Error {}
 
 type Options = Record<string, string | boolean | undefined>;
+
+interface Invocation {
+  readonly options: Options;
+  readonly json: boolean;
+  readonly config: Config;
+}
 
 function required(options: Options, name: string): string {
   const value = options[name];
@@ -32,6 +52,85 @@ function print(json: boolean, value: Record<string, unknown>, text: string): voi
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
+/** Opens the database, brings it up to date, runs `work`, and closes everything. */
+async function withDatabase<T>(config: Config, work: (database: Database) => Promise<T>): Promise<T> {
+  const cli = await openCliConnection(config);
+  try {
+    await migrate(cli.connection);
+    const database = new Database({ ...cli.connection, max: 2 });
+    try {
+      return await work(database);
+    } finally {
+      await database.close();
+    }
+  } finally {
+    await cli.close();
+  }
+}
+
+async function tenantCreate({ options, json, config }: Invocation): Promise<void> {
+  const tenantId = required(options, 'tenant-id');
+  const environment = required(options, 'environment');
+  if (environment !== 'sandbox' && environment !== 'live') throw new UsageError('--environment must be sandbox or live');
+  const { tenant, adminKey } = await withDatabase(config, (database) => createTenant(database, tenantId, environment));
+  print(
+    json,
+    { tenant_id: tenant.tenantId, tenant_uuid: tenant.tenantUuid, environment: tenant.environment, api_key: adminKey.apiKey },
+    `tenant ${tenant.tenantId} (${tenant.environment}) created\nadmin API key (shown once): ${adminKey.apiKey}`,
+  );
+}
+
+async function keyCreate({ options, json, config }: Invocation): Promise<void> {
+  const tenantId = required(options, 'tenant-id');
+  const role = required(options, 'role');
+  if (!isRole(role)) throw new UsageError(`--role must be one of ${roles.join(', ')}`);
+  const scopes = typeof options.scopes === 'string' ? options.scopes.split(',').filter(Boolean) : undefined;
+  const name = typeof options.name === 'string' ? options.name : undefined;
+  const issued = await withDatabase(config, (database) =>
+    database.system(async (tx) => {
+      const tenant = await findTenant(tx, tenantId);
+      if (!tenant) throw new ServiceError('tenant.not_found', { details: { tenant_id: tenantId } });
+      return issueApiKey(tx, tenant, { role: role as Role, ...(name ? { name } : {}), ...(scopes ? { scopes } : {}) });
+    }),
+  );
+  print(
+    json,
+    { key_id: issued.record.keyId, api_key: issued.apiKey, role: issued.record.role },
+    `key ${issued.record.keyId} (${issued.record.role}) created\nAPI key (shown once): ${issued.apiKey}`,
+  );
+}
+
+async function migrateCommand({ json, config }: Invocation): Promise<void> {
+  const cli = await openCliConnection(config);
+  try {
+    const applied = await migrate(cli.connection);
+    print(json, { applied_versions: applied }, applied.length ? `applied migrations ${applied.join(', ')}` : 'up to date');
+  } finally {
+    await cli.close();
+  }
+}
+
+function signingKeyCommand(change: (file: KeyFile, options: Options) => KeyFile) {
+  return async ({ options, json, config }: Invocation): Promise<void> => {
+    if (config.signingKeysJson) throw new GatewayKeyError('the keys come from SVC_SIGNING_KEYS; change that variable instead');
+    const filePath = config.signingKeyFile ?? defaultKeyFilePath(config.dataDir);
+    const changed = change(readKeyFile(filePath), options);
+    new GatewayKeyring(changed); // Refuse to write a key set the server could not load.
+    writeKeyFile(filePath, changed);
+    const summary = changed.keys.map((key) => ({ kid: key.kid, status: key.status }));
+    print(json, { key_file: filePath, keys: summary }, summary.map((key) => `${key.kid}  ${key.status}`).join('\n'));
+  };
+}
+
+const commands: Record<string, (invocation: Invocation) => Promise<void>> = {
+  'tenant create': tenantCreate,
+  'key create': keyCreate,
+  migrate: migrateCommand,
+  'signing-key stage': signingKeyCommand((file) => stageKeyFile(file)),
+  'signing-key rotate': signingKeyCommand((file) => rotateKeyFile(file)),
+  'signing-key retire': signingKeyCommand((file, options) => removeFromKeyFile(file, required(options, 'kid'))),
+};
+
 async function run(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -42,61 +141,19 @@ async function run(argv: string[]): Promise<void> {
       role: { type: 'string' },
       name: { type: 'string' },
       scopes: { type: 'string' },
+      kid: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
-  const command = positionals.join(' ');
-  if (values.help || command === '' || command === 'help') {
+  const commandName = positionals.join(' ');
+  if (values.help || commandName === '' || commandName === 'help') {
     process.stdout.write(`${usage}\n`);
     return;
   }
-  if (!['tenant create', 'key create', 'migrate'].includes(command)) throw new UsageError(`unknown command "${command}"`);
-  const json = values.json === true;
-  const environment = command === 'tenant create' ? required(values, 'environment') : undefined;
-  if (environment !== undefined && environment !== 'sandbox' && environment !== 'live') {
-    throw new UsageError('--environment must be sandbox or live');
-  }
-  const role = command === 'key create' ? required(values, 'role') : undefined;
-  if (role !== undefined && !isRole(role)) throw new UsageError(`--role must be one of ${roles.join(', ')}`);
-  const tenantId = command === 'migrate' ? undefined : required(values, 'tenant-id');
-
-  const config = loadConfig();
-  const cli = await openCliConnection(config);
-  try {
-    const applied = await migrate(cli.connection);
-    if (command === 'migrate') {
-      print(json, { applied_versions: applied }, applied.length ? `applied migrations ${applied.join(', ')}` : 'up to date');
-      return;
-    }
-    const database = new Database({ ...cli.connection, max: 2 });
-    try {
-      if (command === 'tenant create') {
-        const { tenant, adminKey } = await createTenant(database, tenantId!, environment as 'sandbox' | 'live');
-        print(
-          json,
-          { tenant_id: tenant.tenantId, tenant_uuid: tenant.tenantUuid, environment: tenant.environment, api_key: adminKey.apiKey },
-          `tenant ${tenant.tenantId} (${tenant.environment}) created\nadmin API key (shown once): ${adminKey.apiKey}`,
-        );
-      } else {
-        const issued = await database.system(async (tx) => {
-          const tenant = await findTenant(tx, tenantId!);
-          if (!tenant) throw new ServiceError('tenant.not_found', { details: { tenant_id: tenantId } });
-          const scopes = typeof values.scopes === 'string' ? values.scopes.split(',').filter(Boolean) : undefined;
-          return issueApiKey(tx, tenant, { role: role as (typeof roles)[number], name: values.name as string | undefined, scopes });
-        });
-        print(
-          json,
-          { key_id: issued.record.keyId, api_key: issued.apiKey, role: issued.record.role },
-          `key ${issued.record.keyId} (${issued.record.role}) created\nAPI key (shown once): ${issued.apiKey}`,
-        );
-      }
-    } finally {
-      await database.close();
-    }
-  } finally {
-    await cli.close();
-  }
+  const command = commands[commandName];
+  if (!command) throw new UsageError(`unknown command "${commandName}"`);
+  await command({ options: values, json: values.json === true, config: loadConfig() });
 }
 
 try {

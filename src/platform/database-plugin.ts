@@ -1,19 +1,23 @@
-// Shares one Database (pool) and one Authenticator with every surface, and closes them with the app.
+// Shares the Database (pool), the Authenticator and the gateway signing keys with every surface, and closes the
+// pool with the app.
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
 import { Authenticator } from '../credentials/authenticator.ts';
 import { Database } from './database.ts';
+import type { GatewayKeyring } from './gateway-keys.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     database: Database;
     authenticator: Authenticator;
+    gatewayKeys: GatewayKeyring;
   }
 }
 
 export interface DatabasePluginOptions {
   readonly connection: pg.PoolConfig;
+  readonly gatewayKeys: GatewayKeyring;
 }
 
 export const databasePlugin = fastifyPlugin(
@@ -23,6 +27,7 @@ export const databasePlugin = fastifyPlugin(
     await authenticator.start(options.connection);
     app.decorate('database', database);
     app.decorate('authenticator', authenticator);
+    app.decorate('gatewayKeys', options.gatewayKeys);
     app.addHook('onClose', async () => {
       await authenticator.stop();
       await database.close();

@@ -6,6 +6,7 @@ import { app } from '../../src/app.ts';
 import type { Environment } from '../../src/credentials/api-key.ts';
 import type { Role } from '../../src/credentials/roles.ts';
 import { Database } from '../../src/platform/database.ts';
+import { ephemeralKeyring, type GatewayKeyring } from '../../src/platform/gateway-keys.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { issueApiKey } from '../../src/services/api-key-service.ts';
@@ -24,10 +25,14 @@ export class LogCapture extends Writable {
   }
 }
 
-export async function buildTestApp(connection: pg.PoolConfig, logs?: LogCapture): Promise<FastifyInstance> {
+export async function buildTestApp(
+  connection: pg.PoolConfig,
+  logs?: LogCapture,
+  gatewayKeys: GatewayKeyring = ephemeralKeyring(),
+): Promise<FastifyInstance> {
   const logger = createLogger(logs ? 'trace' : 'silent', logs);
   const instance = createFastify(logger);
-  await instance.register(app, { connection });
+  await instance.register(app, { connection, gatewayKeys });
   await instance.ready();
   return instance;
 }

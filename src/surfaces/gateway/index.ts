@@ -2,9 +2,13 @@
 // the issues that build each capability; this plugin is where they are mounted.
 import type { FastifyInstance } from 'fastify';
 import { apiKeyRoutes } from './routes/api-keys.ts';
+import { jwksRoutes } from './routes/jwks.ts';
+import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { principalRoutes } from './routes/principal.ts';
 
 export async function gateway(app: FastifyInstance): Promise<void> {
+  await app.register(jwksRoutes);
   await app.register(principalRoutes);
   await app.register(apiKeyRoutes);
+  await app.register(keyRegistryRoutes);
 }

@@ -1,0 +1,78 @@
+// JWTs the gateway signs with its active key and verifies against its published keys: EdDSA only, `kid` required,
+// one audience per kind of token so that no token is accepted where another kind is expected.
+import { randomUUID } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+
+export const jwtIssuer = 'svc-gateway';
+
+/** The audiences of the spec and DESIGN.md §2; each is rejected where another is expected. */
+export const jwtAudiences = {
+  session: 'svc-session',
+  auditExportDownload: 'svc-audit-export-download',
+  capability: 'svc-capability',
+} as const;
+export type JwtAudience = (typeof jwtAudiences)[keyof typeof jwtAudiences];
+
+/** Clock skew tolerated between replicas and clients when checking `exp`, `nbf` and `iat`. */
+export const jwtClockToleranceSeconds = 30;
+
+export interface SignJwtOptions {
+  readonly audience: JwtAudience;
+  readonly subject: string;
+  readonly tenantId: string;
+  readonly expiresInSeconds: number;
+  readonly now?: Date;
+}
+
+export async function signGatewayJwt(keyring: GatewayKeyring, claims: Record<string, unknown>, options: SignJwtOptions): Promise<string> {
+  const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  return new SignJWT({ ...claims, tid: options.tenantId })
+    .setProtectedHeader({ alg: 'EdDSA', kid: keyring.active.kid, typ: 'JWT' })
+    .setIssuer(jwtIssuer)
+    .setSubject(options.subject)
+    .setAudience(options.audience)
+    .setIssuedAt(issuedAt)
+    .setNotBefore(issuedAt)
+    .setExpirationTime(issuedAt + options.expiresInSeconds)
+    .setJti(randomUUID())
+    .sign(keyring.active.privateKey);
+}
+
+export type JwtRejection = 'expired' | 'invalid';
+
+export class JwtRejectedError extends Error {
+  constructor(readonly reason: JwtRejection, message: string) {
+    super(message);
+    this.name = 'JwtRejectedError';
+  }
+}
+
+/** Verifies a gateway JWT for one audience. Throws JwtRejectedError; never says which check failed beyond
+ * expired/invalid, so callers cannot leak it. */
+export async function verifyGatewayJwt(keyring: GatewayKeyring, token: string, audience: JwtAudience): Promise<JWTPayload & { tid: string }> {
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => {
+        // The kid is required and must name a published key; alg is pinned below, before any key is used.
+        const key = header.kid === undefined ? undefined : keyring.find(header.kid);
+        if (!key) throw new JwtRejectedError('invalid', 'unknown or missing kid');
+        return key.publicKey;
+      },
+      {
+        algorithms: ['EdDSA'],
+        audience,
+        issuer: jwtIssuer,
+        clockTolerance: jwtClockToleranceSeconds,
+        requiredClaims: ['exp', 'iat', 'sub', 'jti', 'tid'],
+      },
+    );
+    if (typeof payload.tid !== 'string' || payload.tid === '') throw new JwtRejectedError('invalid', 'tid claim missing');
+    return payload as JWTPayload & { tid: string };
+  } catch (error) {
+    if (error instanceof JwtRejectedError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw new JwtRejectedError('expired', 'token expired');
+    throw new JwtRejectedError('invalid', 'token rejected');
+  }
+}

@@ -1,0 +1,162 @@
+// The gateway's Ed25519 signing keys: one active key signs (session, download and capability JWTs, receipts);
+// `next` keys are published before they sign (so every replica and verifier knows them first), `retired` keys
+// stay published for verification until an operator removes them. Keys come from SVC_SIGNING_KEYS,
+// else SVC_SIGNING_KEY_FILE, else a file in the data directory created on first start.
+import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface GatewayKey {
+  readonly kid: string;
+  readonly privateKey: KeyObject;
+  readonly publicKey: KeyObject;
+  /** The 32-byte public key, lowercase hex, as signed artifacts carry it. */
+  readonly publicKeyHex: string;
+}
+
+export type KeyStatus = 'next' | 'active' | 'retired';
+const keyStatuses: readonly KeyStatus[] = ['next', 'active', 'retired'];
+
+/** The stored form: seeds in hex. A file holding it is a secret (mode 0600). */
+export interface KeyFile {
+  keys: Array<{ kid: string; seed_hex: string; status: KeyStatus; created_at: string }>;
+}
+
+export class GatewayKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayKeyError';
+  }
+}
+
+const kidPattern = /^[A-Za-z0-9._-]{1,64}$/;
+// PKCS#8 wrapping of a raw Ed25519 seed (RFC 8410): this fixed prefix, then the 32 bytes.
+const pkcs8Ed25519Prefix = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+function keyFromSeed(kid: string, seedHex: string): GatewayKey {
+  if (!kidPattern.test(kid)) throw new GatewayKeyError(`signing key id "${kid}" must be 1-64 characters of A-Za-z0-9._-`);
+  if (!/^[0-9a-f]{64}$/.test(seedHex)) throw new GatewayKeyError(`signing key ${kid}: seed_hex must be 64 lowercase hex digits`);
+  const privateKey = createPrivateKey({ key: Buffer.concat([pkcs8Ed25519Prefix, Buffer.from(seedHex, 'hex')]), format: 'der', type: 'pkcs8' });
+  const publicKey = createPublicKey(privateKey);
+  const publicKeyHex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
+  return { kid, privateKey, publicKey, publicKeyHex };
+}
+
+export class GatewayKeyring {
+  readonly active: GatewayKey;
+  readonly #byKid: Map<string, GatewayKey>;
+
+  constructor(file: KeyFile) {
+    if (!Array.isArray(file?.keys) || file.keys.length === 0) throw new GatewayKeyError('the signing key set has no keys');
+    const keys = file.keys.map((entry) => {
+      if (!keyStatuses.includes(entry.status)) throw new GatewayKeyError(`signing key ${entry.kid}: status must be next, active or retired`);
+      return keyFromSeed(entry.kid, entry.seed_hex);
+    });
+    const active = file.keys.filter((entry) => entry.status === 'active');
+    if (active.length !== 1) throw new GatewayKeyError(`the signing key set must have exactly one active key, it has ${active.length}`);
+    this.#byKid = new Map(keys.map((key) => [key.kid, key]));
+    if (this.#byKid.size !== keys.length) throw new GatewayKeyError('two signing keys share a kid');
+    this.active = this.#byKid.get(active[0]!.kid)!;
+  }
+
+  /** Every key a verifier should accept: active, next and retired-but-published. */
+  get verificationKeys(): GatewayKey[] {
+    return [...this.#byKid.values()];
+  }
+
+  find(kid: string): GatewayKey | undefined {
+    return this.#byKid.get(kid);
+  }
+
+  /** The JSON Web Key Set published at /.well-known/jwks.json (RFC 8037 OKP keys). */
+  jwks(): { keys: Array<Record<string, string>> } {
+    return {
+      keys: this.verificationKeys.map((key) => ({
+        kty: 'OKP',
+        crv: 'Ed25519',
+        x: key.publicKey.export({ format: 'jwk' }).x!,
+        kid: key.kid,
+        alg: 'EdDSA',
+        use: 'sig',
+      })),
+    };
+  }
+}
+
+export function newKeyFileEntry(now = new Date()): KeyFile['keys'][number] {
+  const day = now.toISOString().slice(0, 10);
+  return { kid: `gk_${day}_${randomBytes(4).toString('hex')}`, seed_hex: randomBytes(32).toString('hex'), status: 'active', created_at: now.toISOString() };
+}
+
+/** A key set that lives only in memory (tests, throwaway instances). */
+export function ephemeralKeyring(): GatewayKeyring {
+  return new GatewayKeyring({ keys: [newKeyFileEntry()] });
+}
+
+/** One-step rotation, for a single replica: the active key is retired (still published) and a new key, or the
+ * staged `next` key when there is one, becomes active. */
+export function rotateKeyFile(file: KeyFile, now = new Date()): KeyFile {
+  const staged = file.keys.find((entry) => entry.status === 'next');
+  const keys = file.keys.map((entry) => ({ ...entry, status: entry.status === 'active' ? ('retired' as const) : entry.status }));
+  if (staged) return { keys: keys.map((entry) => (entry.kid === staged.kid ? { ...entry, status: 'active' as const } : entry)) };
+  return { keys: [...keys, newKeyFileEntry(now)] };
+}
+
+/** First step of a rotation across replicas: publish a new key everywhere before it signs anything. */
+export function stageKeyFile(file: KeyFile, now = new Date()): KeyFile {
+  if (file.keys.some((entry) => entry.status === 'next')) throw new GatewayKeyError('a next key is already staged; rotate to activate it');
+  return { keys: [...file.keys, { ...newKeyFileEntry(now), status: 'next' }] };
+}
+
+/** Retirement's last step: the key is no longer published, so what it signed no longer verifies. */
+export function removeFromKeyFile(file: KeyFile, kid: string): KeyFile {
+  const entry = file.keys.find((key) => key.kid === kid);
+  if (!entry) throw new GatewayKeyError(`no signing key ${kid}`);
+  if (entry.status === 'active') throw new GatewayKeyError(`${kid} is the active key; rotate first`);
+  return { keys: file.keys.filter((key) => key.kid !== kid) };
+}
+
+export interface KeySource {
+  readonly keyring: GatewayKeyring;
+  /** Where the keys came from, for the start-up log (never the keys). */
+  readonly origin: string;
+  readonly created: boolean;
+}
+
+export function defaultKeyFilePath(dataDir: string): string {
+  return path.join(dataDir, 'signing-keys.json');
+}
+
+export function readKeyFile(filePath: string): KeyFile {
+  try {
+    return JSON.parse(fs.readFileSync(filePath, 'utf8')) as KeyFile;
+  } catch (error) {
+    throw new GatewayKeyError(`cannot read the signing key file ${filePath}: ${(error as Error).message}`);
+  }
+}
+
+export function writeKeyFile(filePath: string, file: KeyFile): void {
+  fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o700 });
+  // Write then rename, so a crash never leaves a half-written key file.
+  const temporary = `${filePath}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temporary, filePath);
+}
+
+export function loadGatewayKeys(options: { signingKeysJson?: string | undefined; signingKeyFile?: string | undefined; dataDir: string }): KeySource {
+  if (options.signingKeysJson) {
+    let file: KeyFile;
+    try {
+      file = JSON.parse(options.signingKeysJson) as KeyFile;
+    } catch {
+      throw new GatewayKeyError('SVC_SIGNING_KEYS is not valid JSON');
+    }
+    return { keyring: new GatewayKeyring(file), origin: 'SVC_SIGNING_KEYS', created: false };
+  }
+  const filePath = options.signingKeyFile ?? defaultKeyFilePath(options.dataDir);
+  if (!options.signingKeyFile && !fs.existsSync(filePath)) {
+    writeKeyFile(filePath, { keys: [newKeyFileEntry()] });
+    return { keyring: new GatewayKeyring(readKeyFile(filePath)), origin: filePath, created: true };
+  }
+  return { keyring: new GatewayKeyring(readKeyFile(filePath)), origin: filePath, created: false };
+}
