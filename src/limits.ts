@@ -68,3 +68,17 @@ assertLimit(databaseStatementTimeoutMs < requestTimeoutMs, 'a statement must tim
 /** Nesting of arrays/objects in any JSON value we canonicalize, digest or evaluate. Bounds recursion so a
  * pathological body is a clear 4xx, never a stack overflow. */
 export const jsonNestingDepthMax = 64;
+
+// ---- Signing ----
+/** Longest RFC 3339 text we parse: the longest sensible form is 35 characters; the rest only bounds digit runs. */
+export const rfc3339TextLengthMax = 64;
+/** Parsed Ed25519 public keys kept per process; a key object is cheap to rebuild, so this only bounds memory. */
+export const ed25519PublicKeyCacheEntriesMax = 1024;
+/** The `x-svc-agent-recognition-proof` header, as sent (base64url). A real proof is about 900 bytes. */
+export const recognitionProofHeaderBytesMax = 8 * 1024;
+/** Longest `expires_at - issued_at` of a recognition proof (client-wire.md §8.1: at most 10 minutes). */
+export const recognitionProofWindowMsMax = 10 * 60_000;
+/** How far in the future `issued_at` may lie: clocks of clients and replicas drift; a proof from later is refused. */
+export const recognitionClockSkewMs = 30_000;
+/** Characters of a recognition-proof nonce (client-wire.md §8.1). */
+export const recognitionNonceLengthMax = 256;

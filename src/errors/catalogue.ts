@@ -32,6 +32,12 @@ export const errorCatalogue = {
   // ---- api_key: service-account key administration ----
   'api_key.not_found': { status: 404, message: 'No such API key.' },
 
+  // ---- registry: the tenant key registry ----
+  'registry.key_not_found': { status: 404, message: 'No such registered key.' },
+  'registry.public_key_invalid': { status: 400, message: 'The public key is not a valid Ed25519 point.' },
+  'registry.key_already_registered': { status: 409, message: 'This key is already registered and live for this subject.' },
+  'registry.agent_key_id_taken': { status: 409, message: 'A live key is already registered under this agent key_id; revoke it first.' },
+
   // ---- predicate: release-rule documents (400 at intent or policy creation) ----
   'predicate.invalid': { status: 400, message: 'The predicate document is malformed.' },
   'predicate.version_unsupported': { status: 400, message: 'Only predicate_dsl version 1 is supported.' },
@@ -41,6 +47,10 @@ export const errorCatalogue = {
   'predicate.path_too_long': { status: 400, message: 'A path has more segments than the limit.' },
   'predicate.clauses_exceeded': { status: 400, message: 'An and/or has more clauses than the limit.' },
   'predicate.document_too_large': { status: 400, message: 'The canonical predicate document is larger than the limit.' },
+
+  // ---- policy: managed templates and their parameters ----
+  'policy.template_unknown': { status: 400, message: 'No managed policy template has this template_id.' },
+  'policy.parameter_invalid': { status: 400, message: 'A template parameter is unknown, of the wrong type or out of range.' },
 
   // ---- signing: signed bytes and signatures ----
   'signing.value_invalid': { status: 400, message: 'A value to be signed is out of range or malformed.' },
@@ -53,6 +63,27 @@ export const errorCatalogue = {
   'artifact.kind_unknown': { status: 400, message: 'The artifact kind is not one this service knows.' },
   'artifact.malformed': { status: 400, message: 'The artifact is missing fields or has fields of the wrong type.' },
   'artifact.signature_invalid': { status: 400, message: 'The artifact signature does not verify.' },
+  'artifact.algorithm_unsupported': { status: 400, message: 'The artifact names a signing algorithm this service does not accept.' },
+  'artifact.key_untrusted': { status: 400, message: 'The artifact is signed by a key that is not trusted here.' },
+
+  // ---- recognition: agent recognition proofs (x-svc-agent-recognition-proof), all 401 ----
+  'recognition.required': { status: 401, message: 'This request needs an x-svc-agent-recognition-proof header.' },
+  'recognition.malformed': { status: 401, message: 'The recognition proof is not a well-formed proof (base64url of its JSON).' },
+  'recognition.unsupported': { status: 401, message: 'The recognition proof has a schema_version, kind or signature_algorithm this service does not accept.' },
+  'recognition.expired': { status: 401, message: 'The recognition proof has expired.' },
+  'recognition.not_yet_valid': { status: 401, message: 'The recognition proof was issued in the future.' },
+  'recognition.window_too_long': { status: 401, message: 'The recognition proof is valid for longer than 10 minutes.' },
+  'recognition.tenant_mismatch': { status: 401, message: 'The recognition proof is bound to another tenant.' },
+  'recognition.verifier_mismatch': { status: 401, message: 'The recognition proof is bound to another verifier.' },
+  'recognition.purpose_mismatch': { status: 401, message: 'The recognition proof was made for another purpose.' },
+  'recognition.method_mismatch': { status: 401, message: 'The recognition proof was made for another HTTP method.' },
+  'recognition.path_mismatch': { status: 401, message: 'The recognition proof was made for another path.' },
+  'recognition.body_mismatch': { status: 401, message: 'The recognition proof does not match the request body.' },
+  'recognition.key_unknown': { status: 401, message: 'The recognition proof names a key_id that is not registered for this tenant.' },
+  'recognition.key_revoked': { status: 401, message: 'The recognition proof names a revoked key.' },
+  'recognition.key_mismatch': { status: 401, message: 'The key in the recognition proof is not the key registered for its key_id.' },
+  'recognition.signature_invalid': { status: 401, message: 'The recognition proof signature does not verify.' },
+  'recognition.nonce_replayed': { status: 401, message: 'The recognition proof nonce has already been used.' },
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },

@@ -119,7 +119,7 @@ describe('/.well-known/jwks.json and rotation', () => {
     writeKeyFile(keyFile, { keys: [newKeyFileEntry()] });
 
     const before = await serve(keyFile);
-    const jwks = await (await fetch(before.jwksUrl)).json();
+    const jwks = (await (await fetch(before.jwksUrl)).json()) as { keys: Array<Record<string, string>> };
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
     expect(jwks.keys[0]).not.toHaveProperty('d');
@@ -129,7 +129,7 @@ describe('/.well-known/jwks.json and rotation', () => {
     // Across replicas: stage first (published, not signing), then rotate.
     writeKeyFile(keyFile, stageKeyFile(readKeyFile(keyFile)));
     const staged = await serve(keyFile);
-    expect((await (await fetch(staged.jwksUrl)).json()).keys).toHaveLength(2);
+    expect(((await (await fetch(staged.jwksUrl)).json()) as { keys: unknown[] }).keys).toHaveLength(2);
     expect(staged.app.gatewayKeys.active.kid).toBe(before.app.gatewayKeys.active.kid);
 
     writeKeyFile(keyFile, rotateKeyFile(readKeyFile(keyFile)));
