@@ -5,6 +5,7 @@ import fastifyPlugin from 'fastify-plugin';
 import { httpErrors } from './errors/http-errors.ts';
 import { access } from './platform/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './platform/database-plugin.ts';
+import { jsonBody } from './platform/json-body.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
@@ -18,6 +19,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
     reply.header('x-request-id', request.id);
   });
   await instance.register(httpErrors);
+  await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
   await instance.register(access, { authenticator: instance.authenticator });
 
