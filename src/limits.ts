@@ -74,7 +74,7 @@ export const jsonNestingDepthMax = 64;
 export const rfc3339TextLengthMax = 64;
 /** Parsed Ed25519 public keys kept per process; a key object is cheap to rebuild, so this only bounds memory. */
 export const ed25519PublicKeyCacheEntriesMax = 1024;
-/** The `x-svc-agent-recognition-proof` header, as sent (base64url). A real proof is about 900 bytes. */
+/** The `x-svc-agent-recognition-proof` header, as sent (base64url). A real proof is about 1.2 KB. */
 export const recognitionProofHeaderBytesMax = 8 * 1024;
 /** Longest `expires_at - issued_at` of a recognition proof (client-wire.md §8.1: at most 10 minutes). */
 export const recognitionProofWindowMsMax = 10 * 60_000;

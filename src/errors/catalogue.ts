@@ -51,6 +51,9 @@ export const errorCatalogue = {
   // ---- policy: managed templates and their parameters ----
   'policy.template_unknown': { status: 400, message: 'No managed policy template has this template_id.' },
   'policy.parameter_invalid': { status: 400, message: 'A template parameter is unknown, of the wrong type or out of range.' },
+  'policy.version_not_found': { status: 404, message: 'This tenant has no such policy version.' },
+  'policy.head_moved': { status: 409, message: 'The policy head is not the one the request expected; read the versions and decide again.' },
+  'policy.rollback_precondition_required': { status: 428, message: 'A rollback needs expected_head_digest, target_digest and confirm=true.' },
 
   // ---- signing: signed bytes and signatures ----
   'signing.value_invalid': { status: 400, message: 'A value to be signed is out of range or malformed.' },

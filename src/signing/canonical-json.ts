@@ -11,7 +11,8 @@ export class CanonicalJsonError extends Error {
 }
 
 /** Serializes a JSON value canonically. Throws CanonicalJsonError for values JSON cannot carry
- * (non-finite numbers, undefined, functions, bigint, cycles) and for nesting deeper than the limit. */
+ * (non-finite numbers, undefined, functions, bigint, cycles, non-plain objects) and for nesting deeper than the
+ * limit (which is also what stops a cycle). */
 export function canonicalJson(value: unknown): string {
   return serialize(value, 0);
 }
@@ -36,6 +37,12 @@ function serialize(value: unknown, depth: number): string {
   }
   if (Array.isArray(value)) {
     return `[${value.map((item) => serialize(item, depth + 1)).join(',')}]`;
+  }
+  // A Date, Map or class instance would not serialize as JSON.stringify does (toJSON, no own keys): refuse it
+  // rather than digest something the client never sent.
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) {
+    throw new CanonicalJsonError('only plain objects and arrays have a canonical JSON form');
   }
   // JavaScript's default sort compares UTF-16 code units, which is what the public client does.
   const keys = Object.keys(value).sort();

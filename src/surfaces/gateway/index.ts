@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
+import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { principalRoutes } from './routes/principal.ts';
 
 export async function gateway(app: FastifyInstance): Promise<void> {
@@ -11,4 +12,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(principalRoutes);
   await app.register(apiKeyRoutes);
   await app.register(keyRegistryRoutes);
+  await app.register(policyRollbackRoutes);
 }

@@ -1,6 +1,7 @@
 // The transaction engine surface, mounted under /harbor: intents, funding, evidence, settlement, policies, ledger.
 import type { FastifyInstance } from 'fastify';
+import { policyRoutes } from './routes/policies.ts';
 
-export async function harbor(_app: FastifyInstance): Promise<void> {
-  // Routes arrive with the engine and policy issues.
+export async function harbor(app: FastifyInstance): Promise<void> {
+  await app.register(policyRoutes);
 }
