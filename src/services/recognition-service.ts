@@ -25,15 +25,25 @@ export interface RequestRecognition extends Omit<RecognitionExpectations, 'publi
   readonly idempotencyKey?: string | undefined;
 }
 
-/** Verifies the proof of a mutation and consumes its nonce. */
+/** Verifies the proof of a mutation (from its header) and consumes its nonce. */
 export async function verifyRequestRecognition(
   tx: Queryable,
   headerValue: string | undefined,
   expectations: RequestRecognition,
 ): Promise<VerifiedRecognitionProof> {
-  const proof: RecognitionProof = parseRecognitionProofHeader(headerValue);
+  return verifyRecognition(tx, parseRecognitionProofHeader(headerValue), expectations, { consumeNonce: true });
+}
+
+/** Verifies a parsed proof against the registry and, when asked, consumes its nonce. */
+export async function verifyRecognition(
+  tx: Queryable,
+  proof: RecognitionProof,
+  expectations: RequestRecognition,
+  options: { consumeNonce: boolean },
+): Promise<VerifiedRecognitionProof> {
   const publicKey = await agentKeyFor(tx, expectations.tenantId, proof.key_id);
   const verified = verifyRecognitionProof(proof, { ...expectations, publicKey });
+  if (!options.consumeNonce) return verified;
   const claim = await claimNonce(tx, expectations.tenantId, {
     keyId: verified.keyId,
     nonce: verified.nonce,

@@ -48,8 +48,10 @@ export interface RecognitionExpectations {
   readonly method: string;
   /** The request path as the client bound it, e.g. `/harbor/intents/{id}/fund`, without a query. */
   readonly path: string;
-  /** The raw request body; the proof binds SHA-256 of exactly these bytes. */
-  readonly bodyBytes: Uint8Array;
+  /** The raw request body; the proof binds SHA-256 of exactly these bytes. A verifier that holds only the digest
+   * (the recognition verify route) gives `bodyDigestHex` instead. */
+  readonly bodyBytes?: Uint8Array;
+  readonly bodyDigestHex?: string;
   readonly tenantId: string;
   readonly verifierId?: string;
   readonly nowMs: number;
@@ -163,7 +165,7 @@ export function verifyRecognitionProof(value: unknown, expectations: Recognition
   if (proof.purpose !== expectations.purpose) fail('recognition.purpose_mismatch');
   if (envelope.method !== expectations.method.toUpperCase()) fail('recognition.method_mismatch');
   if (envelope.path !== expectations.path) fail('recognition.path_mismatch');
-  if (envelope.body_digest_sha256_hex !== sha256Hex(expectations.bodyBytes)) fail('recognition.body_mismatch');
+  if (envelope.body_digest_sha256_hex !== expectedBodyDigestHex(expectations)) fail('recognition.body_mismatch');
   const registeredKey = expectations.publicKey instanceof Ed25519PublicKey ? expectations.publicKey : ed25519PublicKey(expectations.publicKey);
   if (proof.signing_public_key_ed25519_hex !== registeredKey.hex) fail('recognition.key_mismatch');
 
@@ -178,6 +180,12 @@ export function verifyRecognitionProof(value: unknown, expectations: Recognition
     expiresAtMs,
     messageDigestHex: proof.message_digest_sha256_hex,
   };
+}
+
+function expectedBodyDigestHex(expectations: RecognitionExpectations): string {
+  if (expectations.bodyBytes !== undefined) return sha256Hex(expectations.bodyBytes);
+  if (expectations.bodyDigestHex !== undefined) return expectations.bodyDigestHex.toLowerCase();
+  throw new Error('verifyRecognitionProof needs bodyBytes or bodyDigestHex');
 }
 
 /** Window ≤ 10 minutes, issued no later than now + skew, and not yet expired (expires_at is exclusive, no skew). */

@@ -5,6 +5,7 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
+import { recognitionRoutes } from './routes/recognition.ts';
 import { principalRoutes } from './routes/principal.ts';
 
 export async function gateway(app: FastifyInstance): Promise<void> {
@@ -13,4 +14,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(apiKeyRoutes);
   await app.register(keyRegistryRoutes);
   await app.register(policyRollbackRoutes);
+  await app.register(recognitionRoutes);
 }
