@@ -1,9 +1,15 @@
 // `npm run bench`: runs every entry and prints one table of figure, same-run baseline, ratio and target.
 // Exits non-zero when an entry fails to run; a missed target is reported, not fatal (machines are noisy).
 import type { BenchEntry, BenchRow } from './bench-row.ts';
+import { run as predicate } from './predicate-bench.ts';
 import { run as principal } from './principal-bench.ts';
+import { run as signing } from './signing-bench.ts';
 
-const entries: Array<[string, BenchEntry]> = [['principal', principal]];
+const entries: Array<[string, BenchEntry]> = [
+  ['principal', principal],
+  ['predicate', predicate],
+  ['signing', signing],
+];
 
 const only = process.argv.slice(2);
 const rows: BenchRow[] = [];
