@@ -1,0 +1,1 @@
+-- Placeholder: the ledger migration is being written (issue 5).

@@ -1,0 +1,1 @@
+-- Placeholder: the settlement configuration migration is being written (issue 5).
