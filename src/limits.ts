@@ -82,3 +82,55 @@ export const recognitionProofWindowMsMax = 10 * 60_000;
 export const recognitionClockSkewMs = 30_000;
 /** Characters of a recognition-proof nonce (client-wire.md §8.1). */
 export const recognitionNonceLengthMax = 256;
+
+// ---- Transaction engine ----
+/** How long a stored idempotent answer is kept at least (spec: keys kept 24 h at least; DESIGN.md §3). */
+export const idempotencyRecordRetentionMs = 48 * 60 * 60_000;
+/** Tools an intent may allow, and the length of each name. */
+export const allowedToolsMax = 64;
+export const allowedToolLengthMax = 128;
+/** Length of DIDs and other free-text identifiers in intents. */
+export const didLengthMax = 256;
+/** Artifact hashes on one evidence submission. */
+export const evidenceArtifactsMax = 256;
+/** Compiled evidence-schema validators kept per process (keyed by the schema's digest). */
+export const evidenceSchemaCacheEntriesMax = 512;
+
+// ---- Funding rails (docs/rails.md) ----
+/** How long an MPP `Payment` challenge may be answered (its `expires`); long enough for a person to approve. */
+export const mppChallengeLifetimeMs = 15 * 60_000;
+/** x402 `maxTimeoutSeconds`: how long the payer's authorization may take to settle. */
+export const x402MaxTimeoutSeconds = 300;
+/** A rail credential header (`payment-signature`, `x-svc-payment-authorization`) as sent. Real ones are ~1–2 KB. */
+export const paymentCredentialHeaderBytesMax = 16 * 1024;
+/** Rails in one settlement configuration: each known rail at most once. */
+export const settlementRailsMax = 8;
+/** Length of an MPP profile id and of a linked processor destination (e.g. a connected account id). */
+export const mppProfileIdLengthMax = 128;
+export const processorDestinationLengthMax = 255;
+assertLimit(paymentCredentialHeaderBytesMax < requestBodyBytesMax, 'a credential header must be smaller than a body');
+
+// ---- Ledger ----
+/** Page of `GET /harbor/ledger/v1/events` (client-wire.md §12.4: limit 1..256, default 64). */
+export const ledgerEventsPageDefault = 64;
+export const ledgerEventsPageMax = 256;
+/** Rows (and intents) `svc ledger verify` reads per query, so its memory does not grow with the ledger's length. */
+export const ledgerVerifyBatchRows = 1000;
+/** Problems the verifier lists one by one; past this it only counts them (a broken ledger can break every row). */
+export const ledgerVerifyProblemsMax = 1000;
+/** Length of an account name (SQL CHECK in migrations/0005_ledger.sql): a DID with its `payee:` / `:payable` frame. */
+export const ledgerAccountLengthMax = 512;
+/** Entries in one ledger transaction: the engine posts two; more would be a programmer error. */
+export const ledgerTransactionEntriesMax = 16;
+assertLimit(ledgerEventsPageDefault <= ledgerEventsPageMax, 'the default ledger events page must fit in the largest');
+
+// ---- Release-rule traces and templates ----
+// These bound a trace, not a request: a trace step costs at most about traceObservedNodesMax ×
+// traceObservedStringLengthMax characters of observed evidence, whatever the evidence holds.
+/** JSON values (each array element, object member and scalar counts one) copied into a trace for one observed value. */
+export const traceObservedNodesMax = 16;
+/** UTF-16 code units of one string (or object key) copied verbatim into a trace. */
+export const traceObservedStringLengthMax = 128;
+/** Longest string parameter of a managed template (an expected status or event type); the document byte limit
+ * still applies to the materialized rule. */
+export const templateStringParameterLengthMax = 256;

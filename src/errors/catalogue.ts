@@ -55,6 +55,19 @@ export const errorCatalogue = {
   'policy.head_moved': { status: 409, message: 'The policy head is not the one the request expected; read the versions and decide again.' },
   'policy.rollback_precondition_required': { status: 428, message: 'A rollback needs expected_head_digest, target_digest and confirm=true.' },
 
+  // ---- funding: the rails behind POST /harbor/intents/{id}/fund (docs/rails.md) ----
+  'funding.rail_not_configured': { status: 422, message: "This tenant has no usable configuration for the intent's settlement rail." },
+  'funding.rail_unsupported': { status: 422, message: 'The intent names a settlement rail this service does not run.' },
+  'funding.currency_not_allowed': { status: 422, message: 'The settlement rail cannot carry this currency.' },
+
+  // ---- settlement_config: PUT/GET /v1/admin/settlement/config (docs/rails.md) ----
+  'settlement_config.not_found': { status: 404, message: 'No settlement configuration has been set for this tenant.' },
+  'settlement_config.invalid_rail_combination': { status: 400, message: 'rails must be a non-empty list of distinct known rails (x402_usdc_base, processor_mpp).' },
+  'settlement_config.processor_destination_required': { status: 400, message: 'The processor_mpp rail needs a linked processor_destination.' },
+  'settlement_config.x402_address_invalid': { status: 400, message: 'x402_address must be 0x and 40 hex digits (EIP-55 checksum if mixed case); x402_usdc_base requires it.' },
+  'settlement_config.mpp_profile_invalid': { status: 400, message: 'mpp_profile_id must start with profile_test_ in sandbox and with profile_ (not profile_test_) in live; processor_mpp requires it.' },
+  'settlement_config.settlement_recipient_required': { status: 400, message: 'mpp_session_enabled needs a settlement_network_recipient of 0x and 40 hex digits (EIP-55 checksum if mixed case).' },
+
   // ---- signing: signed bytes and signatures ----
   'signing.value_invalid': { status: 400, message: 'A value to be signed is out of range or malformed.' },
   'signing.signature_invalid': { status: 400, message: 'The signature does not verify.' },
@@ -87,6 +100,23 @@ export const errorCatalogue = {
   'recognition.key_mismatch': { status: 401, message: 'The key in the recognition proof is not the key registered for its key_id.' },
   'recognition.signature_invalid': { status: 401, message: 'The recognition proof signature does not verify.' },
   'recognition.nonce_replayed': { status: 401, message: 'The recognition proof nonce has already been used.' },
+
+  // ---- idempotency, intents and evidence: the transaction engine ----
+  'idempotency.key_invalid': { status: 400, message: 'An idempotency-key is 1 to 256 characters.' },
+  'idempotency.key_reused': { status: 409, message: 'This idempotency-key was used for a different request; use a new key for a new request.' },
+  'idempotency.request_in_progress': { status: 409, message: 'A request with this idempotency-key is still being processed; retry shortly with the same key and body.' },
+  'intent.not_found': { status: 404, message: 'No such intent.' },
+  'intent.already_exists': { status: 409, message: 'An intent with this intent_id already exists.' },
+  'intent.invalid_state': { status: 409, message: 'The intent is not in a state that allows this operation.' },
+  'intent.deadline_passed': { status: 409, message: "The intent's deadline has passed; confirm settlement to refund it." },
+  'intent.deadline_invalid': { status: 422, message: 'The deadline must be a time in the future.' },
+  'intent.predicate_missing': { status: 400, message: 'A signing version 6 intent needs predicate_dsl or predicate_ref.' },
+  'intent.policy_binding_invalid': { status: 422, message: "The policy binding does not name this tenant's current head of that template." },
+  'intent.principal_key_unregistered': { status: 422, message: 'In live, the principal_pubkey must be registered for the principal_did.' },
+  'intent.evidence_schema_invalid': { status: 400, message: 'The evidence_schema uses a keyword or form this service does not accept.' },
+  'evidence.payload_not_object': { status: 422, message: 'Evidence payload must be a JSON object.' },
+  'evidence.schema_mismatch': { status: 422, message: "The evidence payload does not match the intent's evidence_schema." },
+  'evidence.payee_mismatch': { status: 422, message: 'The payee_did or payee_pubkey is not the one committed when the intent was created.' },
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },

@@ -3,10 +3,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { errorCatalogue, type ErrorCode } from './catalogue.ts';
+import { validationFields } from '../platform/validation.ts';
 import { ServiceError, type ErrorDetails } from './service-error.ts';
-
-/** Schema violations listed in `details.fields`; more than this adds nothing a caller can act on. */
-const validationFieldsMax = 20;
 
 /** Fastify's own client-error codes and the catalogue code each one becomes. */
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -44,12 +42,7 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
     return sendError(reply, error.code, error.statusCode >= 500 ? undefined : error.message, error.details);
   }
   if (error.validation) {
-    const fields = error.validation.slice(0, validationFieldsMax).map((issue) => ({
-      location: error.validationContext ?? 'body',
-      path: issuePath(issue),
-      message: issue.message ?? 'is invalid',
-    }));
-    return sendError(reply, 'request.invalid', undefined, { fields });
+    return sendError(reply, 'request.invalid', undefined, { fields: validationFields(error.validation, error.validationContext ?? 'body') });
   }
   const mapped = error.code ? fastifyCodes[error.code] : undefined;
   if (mapped) return sendError(reply, mapped);
@@ -62,16 +55,6 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   request.log.error({ err: error }, 'request failed');
   return sendError(reply, status === 503 ? 'internal.unavailable' : 'internal.error');
-}
-
-type ValidationIssue = NonNullable<FastifyError['validation']>[number];
-
-/** A JSON pointer to the field at fault: ajv points at the parent for missing and unexpected properties. */
-function issuePath(issue: ValidationIssue): string {
-  const params = issue.params as { missingProperty?: string; additionalProperty?: string };
-  const child = params.missingProperty ?? params.additionalProperty;
-  const base = issue.instancePath;
-  return child === undefined ? base || '/' : `${base}/${child}`;
 }
 
 export const httpErrors = fastifyPlugin(

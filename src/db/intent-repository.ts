@@ -1,0 +1,157 @@
+// Intents: insert, read (locked for a state change), list, and the state transitions of DESIGN.md §3.
+import type { Queryable } from '../platform/database.ts';
+
+export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
+export type IntentState = (typeof intentStates)[number];
+
+export interface Intent {
+  readonly tenantId: string;
+  readonly intentId: string;
+  readonly state: IntentState;
+  readonly signingVersion: 0 | 6 | 7;
+  readonly principalDid: string;
+  readonly principalPubkey: Buffer | null;
+  readonly principalSignature: Buffer | null;
+  readonly principalKeyRegistered: boolean;
+  readonly payeeDid: string;
+  readonly payeePubkey: Buffer | null;
+  readonly budget: unknown;
+  readonly currency: string;
+  readonly amountCents: number;
+  readonly evidenceSchema: Record<string, unknown>;
+  readonly deadlineText: string;
+  readonly deadline: Date;
+  readonly predicateDsl: Record<string, unknown>;
+  readonly predicateRef: string;
+  readonly policyTemplateId: string | null;
+  readonly policyVersionSeq: number | null;
+  readonly policyContentDigest: Buffer | null;
+  readonly settlementRail: string;
+  readonly allowedTools: readonly string[];
+  readonly completionPresetId: string | null;
+  readonly predicatePassed: boolean | null;
+  readonly fundingReference: string | null;
+  readonly createdAt: Date;
+  readonly fundedAt: Date | null;
+  readonly evidenceRecordedAt: Date | null;
+  readonly settledAt: Date | null;
+}
+
+export type NewIntent = Omit<Intent, 'state' | 'predicatePassed' | 'fundingReference' | 'createdAt' | 'fundedAt' | 'evidenceRecordedAt' | 'settledAt'>;
+
+const columns = `tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
+  principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
+  deadline, predicate_dsl, predicate_ref, policy_template_id, policy_version_seq, policy_content_digest,
+  settlement_rail, allowed_tools, completion_preset_id, predicate_passed, funding_reference, created_at, funded_at,
+  evidence_recorded_at, settled_at`;
+
+type IntentRow = Record<string, unknown>;
+
+function toIntent(row: IntentRow): Intent {
+  return {
+    tenantId: row.tenant_id as string,
+    intentId: row.intent_id as string,
+    state: row.state as IntentState,
+    signingVersion: row.signing_version as 0 | 6 | 7,
+    principalDid: row.principal_did as string,
+    principalPubkey: row.principal_pubkey as Buffer | null,
+    principalSignature: row.principal_signature as Buffer | null,
+    principalKeyRegistered: row.principal_key_registered as boolean,
+    payeeDid: row.payee_did as string,
+    payeePubkey: row.payee_pubkey as Buffer | null,
+    budget: row.budget,
+    currency: row.currency as string,
+    // BIGINT arrives as text; amounts are bounded to safe integers at the door.
+    amountCents: Number(row.amount_cents),
+    evidenceSchema: row.evidence_schema as Record<string, unknown>,
+    deadlineText: row.deadline_text as string,
+    deadline: row.deadline as Date,
+    predicateDsl: row.predicate_dsl as Record<string, unknown>,
+    predicateRef: row.predicate_ref as string,
+    policyTemplateId: row.policy_template_id as string | null,
+    policyVersionSeq: row.policy_version_seq as number | null,
+    policyContentDigest: row.policy_content_digest as Buffer | null,
+    settlementRail: row.settlement_rail as string,
+    allowedTools: row.allowed_tools as string[],
+    completionPresetId: row.completion_preset_id as string | null,
+    predicatePassed: row.predicate_passed as boolean | null,
+    fundingReference: row.funding_reference as string | null,
+    createdAt: row.created_at as Date,
+    fundedAt: row.funded_at as Date | null,
+    evidenceRecordedAt: row.evidence_recorded_at as Date | null,
+    settledAt: row.settled_at as Date | null,
+  };
+}
+
+/** Inserts an open intent; a unique violation on `intents_pkey` means the intent id is taken. */
+export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<Intent> {
+  const { rows } = await tx.query<IntentRow>(
+    `INSERT INTO intents (tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
+       principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
+       deadline, predicate_dsl, predicate_ref, policy_template_id, policy_version_seq, policy_content_digest,
+       settlement_rail, allowed_tools, completion_preset_id)
+     VALUES ($1, $2, 'open', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+     RETURNING ${columns}`,
+    [
+      intent.tenantId, intent.intentId, intent.signingVersion, intent.principalDid, intent.principalPubkey,
+      intent.principalSignature, intent.principalKeyRegistered, intent.payeeDid, intent.payeePubkey,
+      JSON.stringify(intent.budget), intent.currency, intent.amountCents, JSON.stringify(intent.evidenceSchema),
+      intent.deadlineText, intent.deadline, JSON.stringify(intent.predicateDsl), intent.predicateRef,
+      intent.policyTemplateId, intent.policyVersionSeq, intent.policyContentDigest, intent.settlementRail,
+      intent.allowedTools, intent.completionPresetId,
+    ],
+  );
+  return toIntent(rows[0]!);
+}
+
+/** Reads an intent; `forUpdate` locks it until the transaction ends, so concurrent transitions queue. */
+export async function findIntent(tx: Queryable, tenantId: string, intentId: string, options: { forUpdate?: boolean } = {}): Promise<Intent | undefined> {
+  const { rows } = await tx.query<IntentRow>(
+    `SELECT ${columns} FROM intents WHERE tenant_id = $1 AND intent_id = $2 ${options.forUpdate ? 'FOR UPDATE' : ''}`,
+    [tenantId, intentId],
+  );
+  return rows[0] && toIntent(rows[0]);
+}
+
+export async function listIntents(
+  tx: Queryable,
+  tenantId: string,
+  page: { limit: number; state?: IntentState | undefined; startingAfter?: string | undefined },
+): Promise<{ intents: Intent[]; hasMore: boolean }> {
+  const { rows } = await tx.query<IntentRow>(
+    `SELECT ${columns} FROM intents
+     WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2)
+       AND ($3::uuid IS NULL OR (created_at, intent_id) < (SELECT created_at, intent_id FROM intents WHERE tenant_id = $1 AND intent_id = $3))
+     ORDER BY created_at DESC, intent_id DESC LIMIT $4`,
+    [tenantId, page.state ?? null, page.startingAfter ?? null, page.limit + 1],
+  );
+  return { intents: rows.slice(0, page.limit).map(toIntent), hasMore: rows.length > page.limit };
+}
+
+export async function markFunded(tx: Queryable, tenantId: string, intentId: string, fundingReference: string): Promise<Intent> {
+  return transition(tx, tenantId, intentId, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
+}
+
+export async function markEvidenceRecorded(tx: Queryable, tenantId: string, intentId: string, predicatePassed: boolean): Promise<Intent> {
+  return transition(tx, tenantId, intentId, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
+}
+
+export async function markSettled(
+  tx: Queryable,
+  tenantId: string,
+  intentId: string,
+  from: 'funded' | 'evidence_recorded',
+  to: 'released' | 'refunded',
+): Promise<Intent> {
+  return transition(tx, tenantId, intentId, from, `state = $3, settled_at = now()`, [to]);
+}
+
+/** Moves an intent that the caller has locked and checked; a miss here is a programmer error, not a 409. */
+async function transition(tx: Queryable, tenantId: string, intentId: string, from: IntentState, set: string, values: unknown[]): Promise<Intent> {
+  const { rows } = await tx.query<IntentRow>(
+    `UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING ${columns}`,
+    [tenantId, intentId, ...values],
+  );
+  if (!rows[0]) throw new Error(`intent ${intentId} was not in state ${from} when its transition ran`);
+  return toIntent(rows[0]);
+}

@@ -1,0 +1,104 @@
+// Idempotency of the four engine POSTs (spec: Idempotency; DESIGN.md §3), in Postgres, correct across processes.
+//
+// One tenant transaction per request. A transaction-scoped advisory lock on (tenant, operation, key) admits one
+// request at a time: a duplicate that arrives while the first runs gets 409 `idempotency.request_in_progress`.
+// The stored answer is written in the same transaction as the work, so a crash leaves neither the work nor the
+// record, and the retry runs afresh. Only final answers are stored: a 402 challenge or a 202 pending answer is
+// not, so the same request re-sent with a rail credential (or as a poll) runs again, as the spec's handshake needs.
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { ServiceError } from '../errors/service-error.ts';
+import { idempotencyKeyLengthMax, idempotencyKeyLengthMin } from '../limits.ts';
+import type { Database, Queryable } from './database.ts';
+
+export type ResponseHeaders = Record<string, string | string[]>;
+
+export interface EngineAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: ResponseHeaders;
+}
+
+export interface IdempotentResult extends EngineAnswer {
+  readonly replayed: boolean;
+}
+
+/** The engine operations the spec makes idempotent; each key is scoped to one of them. */
+export type IdempotentOperation = 'intent.create' | 'intent.fund' | 'intent.evidence' | 'intent.settlement_confirm';
+
+/** Final answers: successes except 202 (pending, to be polled). 402 and errors are never stored. */
+const isFinal = (status: number): boolean => status >= 200 && status < 300 && status !== 202;
+
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  // A repeated header is ambiguous: refuse it rather than pick one.
+  if (Array.isArray(header) || header.length < idempotencyKeyLengthMin || header.length > idempotencyKeyLengthMax) {
+    throw new ServiceError('idempotency.key_invalid');
+  }
+  return header;
+}
+
+/** What makes two requests "the same": method, path and the exact body bytes. */
+function fingerprintOf(request: FastifyRequest): Buffer {
+  return createHash('sha256')
+    .update(`${request.method}\n${request.url.split('?')[0]}\n`)
+    .update(request.rawBody ?? Buffer.alloc(0))
+    .digest();
+}
+
+/** A signed 64-bit lock id from the key's scope; a collision only makes one request wait its turn (409). */
+function lockIdOf(tenantId: string, operation: string, key: string): string {
+  return createHash('sha256').update(`${tenantId}\u0000${operation}\u0000${key}`).digest().readBigInt64BE(0).toString();
+}
+
+/**
+ * Runs `work` in a tenant transaction, at most once per (tenant, operation, idempotency key) for final answers.
+ * Without a key, it simply runs `work` in a tenant transaction.
+ */
+export async function runIdempotent(
+  database: Database,
+  request: FastifyRequest,
+  scope: { tenantId: string; operation: IdempotentOperation },
+  work: (tx: Queryable) => Promise<EngineAnswer>,
+): Promise<IdempotentResult> {
+  const key = idempotencyKeyOf(request);
+  if (key === undefined) return { ...(await database.tenant(scope.tenantId, work)), replayed: false };
+  const fingerprint = fingerprintOf(request);
+  return database.tenant(scope.tenantId, async (tx) => {
+    const { rows: locked } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+      lockIdOf(scope.tenantId, scope.operation, key),
+    ]);
+    if (!locked[0]!.locked) throw new ServiceError('idempotency.request_in_progress');
+    const stored = await findRecord(tx, scope.tenantId, scope.operation, key);
+    if (stored) {
+      if (!stored.fingerprint.equals(fingerprint)) throw new ServiceError('idempotency.key_reused');
+      return { status: stored.status, headers: stored.headers, body: JSON.parse(stored.body) as unknown, replayed: true };
+    }
+    const answer = await work(tx);
+    if (isFinal(answer.status)) {
+      await tx.query(
+        `INSERT INTO idempotency_records (tenant_id, operation, idempotency_key, fingerprint, response_status, response_headers, response_body)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [scope.tenantId, scope.operation, key, fingerprint, answer.status, JSON.stringify(answer.headers ?? {}), JSON.stringify(answer.body)],
+      );
+    }
+    return { ...answer, replayed: false };
+  });
+}
+
+async function findRecord(tx: Queryable, tenantId: string, operation: string, key: string) {
+  const { rows } = await tx.query<{ fingerprint: Buffer; response_status: number; response_headers: ResponseHeaders; response_body: string }>(
+    `SELECT fingerprint, response_status, response_headers, response_body FROM idempotency_records
+     WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`,
+    [tenantId, operation, key],
+  );
+  const row = rows[0];
+  return row && { fingerprint: row.fingerprint, status: row.response_status, headers: row.response_headers, body: row.response_body };
+}
+
+/** Maintenance: forgets stored answers older than the retention (a key reused after that starts a new request). */
+export async function deleteExpiredIdempotencyRecords(systemTx: Queryable, olderThan: Date): Promise<number> {
+  const { rowCount } = await systemTx.query('DELETE FROM idempotency_records WHERE created_at < $1', [olderThan]);
+  return rowCount ?? 0;
+}

@@ -1,0 +1,44 @@
+// What the four engine mutations share: the recognition proof (required in live, checked when present in
+// sandbox), idempotency with replay, and sending the answer with its status and headers.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../../credentials/principal.ts';
+import { principalOf } from '../../platform/access.ts';
+import type { Queryable } from '../../platform/database.ts';
+import { runIdempotent, type EngineAnswer, type IdempotentOperation } from '../../platform/idempotency.ts';
+import { verifyRequestRecognition } from '../../services/recognition-service.ts';
+import { recognitionProofHeaderName } from '../../signing/recognition.ts';
+
+export interface MutationSpec {
+  readonly operation: IdempotentOperation;
+  /** The recognition-proof purpose of this mutation (client-wire.md §8.1). */
+  readonly purpose: string;
+}
+
+export async function engineMutation(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  spec: MutationSpec,
+  work: (tx: Queryable, principal: Principal) => Promise<EngineAnswer>,
+): Promise<unknown> {
+  const principal = principalOf(request);
+  const result = await runIdempotent(app.database, request, { tenantId: principal.tenantId, operation: spec.operation }, async (tx) => {
+    const proofHeader = request.headers[recognitionProofHeaderName];
+    if (principal.environment === 'live' || proofHeader !== undefined) {
+      await verifyRequestRecognition(tx, Array.isArray(proofHeader) ? proofHeader.join(',') : proofHeader, {
+        tenantId: principal.tenantId,
+        purpose: spec.purpose,
+        method: request.method,
+        path: request.url.split('?')[0]!,
+        bodyBytes: request.rawBody ?? new Uint8Array(0),
+        nowMs: Date.now(),
+        idempotencyKey: typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined,
+      });
+    }
+    return work(tx, principal);
+  });
+  reply.code(result.status);
+  for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  return result.body;
+}
