@@ -6,12 +6,16 @@ import { httpErrors } from './errors/http-errors.ts';
 import { access } from './platform/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './platform/database-plugin.ts';
 import { jsonBody } from './platform/json-body.ts';
+import { maintenance } from './platform/maintenance-plugin.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
 import { standing } from './surfaces/standing/index.ts';
 
-export type AppOptions = DatabasePluginOptions;
+export interface AppOptions extends DatabasePluginOptions {
+  /** Periodic maintenance (expired intents, old records); tests run passes by hand instead. */
+  readonly maintenance?: boolean;
+}
 
 async function service(instance: FastifyInstance, options: AppOptions): Promise<void> {
   // First hook of all, so that even a request refused by authentication carries its id.
@@ -22,6 +26,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
   await instance.register(access, { authenticator: instance.authenticator });
+  await instance.register(maintenance, { enabled: options.maintenance ?? true });
 
   await instance.register(healthRoutes);
   await instance.register(gateway);

@@ -134,3 +134,13 @@ export const traceObservedStringLengthMax = 128;
 /** Longest string parameter of a managed template (an expected status or event type); the document byte limit
  * still applies to the materialized rule. */
 export const templateStringParameterLengthMax = 256;
+
+// ---- Maintenance ----
+/** How often a replica tries to run maintenance (expired intents, old idempotency records, old nonces). */
+export const maintenanceIntervalMs = 30_000;
+/** Expired intents refunded per maintenance pass; the rest wait for the next pass. */
+export const maintenanceIntentsPerPassMax = 200;
+
+// ---- Capability tokens ----
+/** Longest life of a capability token; it also ends at the intent's deadline, whichever comes first. */
+export const capabilityTokenLifetimeMaxSeconds = 24 * 60 * 60;

@@ -19,6 +19,7 @@ import {
 } from '../platform/gateway-keys.ts';
 import { migrate } from '../platform/migrate.ts';
 import { issueApiKey } from '../services/api-key-service.ts';
+import { verifyTenantLedger, type LedgerVerifyReport } from '../services/ledger-verifier.ts';
 import { createTenant } from '../services/tenant-service.ts';
 import { openCliConnection } from './database-connection.ts';
 
@@ -26,6 +27,7 @@ const usage = `usage:
   svc tenant create --tenant-id ID --environment sandbox|live [--json]
   svc key create --tenant-id ID --role ${roles.join('|')} [--name NAME] [--scopes a,b] [--json]
   svc migrate [--json]
+  svc ledger verify --tenant-id ID [--json]    (exit 1 when the ledger has a problem)
   svc signing-key stage|rotate [--json]
   svc signing-key retire --kid KID [--json]
 
@@ -110,6 +112,44 @@ async function migrateCommand({ json, config }: Invocation): Promise<void> {
   }
 }
 
+/** Escrow accounts are one per intent, so the text form sums them; --json lists every account. */
+function ledgerReportText(report: LedgerVerifyReport): string {
+  const lines = [`ledger of ${report.tenantId}: ${report.rows} rows, ${report.transactions} transactions, tip ${report.tipSeq} ${report.tipRowHashHex}`];
+  let escrowCents = 0;
+  let escrowAccounts = 0;
+  for (const [account, cents] of Object.entries(report.balances)) {
+    if (/^intent:.*:escrow$/.test(account)) {
+      escrowCents += cents;
+      escrowAccounts += 1;
+    } else {
+      lines.push(`  ${account}  ${cents}`);
+    }
+  }
+  lines.push(`  escrow (${escrowAccounts} intents)  ${escrowCents}`);
+  lines.push(report.ok ? 'ok: no problems found' : `${report.problems.length} problem(s):`, ...report.problems.map((problem) => `  - ${problem}`));
+  return lines.join('\n');
+}
+
+async function ledgerVerify({ options, json, config }: Invocation): Promise<void> {
+  const tenantId = required(options, 'tenant-id');
+  const report = await withDatabase(config, (database) => verifyTenantLedger(database, tenantId));
+  print(
+    json,
+    {
+      tenant_id: report.tenantId,
+      ok: report.ok,
+      rows: report.rows,
+      transactions: report.transactions,
+      tip_seq: report.tipSeq,
+      tip_row_hash_hex: report.tipRowHashHex,
+      problems: report.problems,
+      balances: report.balances,
+    },
+    ledgerReportText(report),
+  );
+  if (!report.ok) process.exitCode = 1;
+}
+
 function signingKeyCommand(change: (file: KeyFile, options: Options) => KeyFile) {
   return async ({ options, json, config }: Invocation): Promise<void> => {
     if (config.signingKeysJson) throw new GatewayKeyError('the keys come from SVC_SIGNING_KEYS; change that variable instead');
@@ -126,6 +166,7 @@ const commands: Record<string, (invocation: Invocation) => Promise<void>> = {
   'tenant create': tenantCreate,
   'key create': keyCreate,
   migrate: migrateCommand,
+  'ledger verify': ledgerVerify,
   'signing-key stage': signingKeyCommand((file) => stageKeyFile(file)),
   'signing-key rotate': signingKeyCommand((file) => rotateKeyFile(file)),
   'signing-key retire': signingKeyCommand((file, options) => removeFromKeyFile(file, required(options, 'kid'))),

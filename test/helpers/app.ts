@@ -32,7 +32,7 @@ export async function buildTestApp(
 ): Promise<FastifyInstance> {
   const logger = createLogger(logs ? 'trace' : 'silent', logs);
   const instance = createFastify(logger);
-  await instance.register(app, { connection, gatewayKeys });
+  await instance.register(app, { connection, gatewayKeys, maintenance: false });
   await instance.ready();
   return instance;
 }

@@ -7,6 +7,7 @@ import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
 import { principalRoutes } from './routes/principal.ts';
+import { settlementConfigRoutes } from './routes/settlement-config.ts';
 
 export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(jwksRoutes);
@@ -15,4 +16,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(keyRegistryRoutes);
   await app.register(policyRollbackRoutes);
   await app.register(recognitionRoutes);
+  await app.register(settlementConfigRoutes);
 }

@@ -1,9 +1,17 @@
 // The transaction engine surface, mounted under /harbor: intents, funding, evidence, settlement, policies, ledger.
 import type { FastifyInstance } from 'fastify';
+import { evidenceRoutes } from './routes/evidence.ts';
+import { fundRoutes } from './routes/fund.ts';
 import { intentRoutes } from './routes/intents.ts';
+import { ledgerRoutes } from './routes/ledger.ts';
 import { policyRoutes } from './routes/policies.ts';
+import { settlementRoutes } from './routes/settlement.ts';
 
 export async function harbor(app: FastifyInstance): Promise<void> {
   await app.register(policyRoutes);
+  await app.register(ledgerRoutes);
   await app.register(intentRoutes);
+  await app.register(fundRoutes);
+  await app.register(evidenceRoutes);
+  await app.register(settlementRoutes);
 }

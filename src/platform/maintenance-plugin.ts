@@ -1,0 +1,29 @@
+// Runs maintenance every few seconds in every replica; the advisory lock inside lets one of them do the work.
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { maintenanceIntervalMs } from '../limits.ts';
+import { runMaintenance } from '../services/maintenance.ts';
+
+export const maintenance = fastifyPlugin(
+  async (app: FastifyInstance, options: { enabled: boolean }) => {
+    if (!options.enabled) return;
+    let running: Promise<unknown> | undefined;
+    const timer = setInterval(() => {
+      if (running) return; // A slow pass is not overlapped by the next one.
+      running = runMaintenance(app.database)
+        .then((report) => {
+          if (report.refunded > 0) app.log.info({ refunded: report.refunded }, 'refunded intents past their deadline');
+        })
+        .catch((error: unknown) => app.log.error({ err: error }, 'maintenance pass failed'))
+        .finally(() => {
+          running = undefined;
+        });
+    }, maintenanceIntervalMs);
+    timer.unref();
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      await running;
+    });
+  },
+  { name: 'maintenance', dependencies: ['database'] },
+);

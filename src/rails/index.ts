@@ -1,0 +1,101 @@
+// The funding rails behind one interface (docs/rails.md). The fund route asks railAdapterFor for the adapter of
+// an intent's rail in the tenant's environment and drives the 402 handshake through it. Sandbox tenants get
+// simulators with documented test credentials; live tenants get nothing faked: until this product has a
+// facilitator (x402) or processor (MPP) connection, live funding answers 422 `funding.rail_not_configured`.
+import { ServiceError } from '../errors/service-error.ts';
+import { MppSandboxAdapter } from './mpp.ts';
+import type { SettlementConfig } from './settlement-config.ts';
+import type { FundingContext, RailAdapter, RailName } from './types.ts';
+import { X402SandboxAdapter } from './x402.ts';
+
+export type {
+  CredentialOutcome,
+  FundingContext,
+  IssuedChallenge,
+  PaymentProblem,
+  PresentedCredential,
+  RailAdapter,
+  RailName,
+} from './types.ts';
+export type { SettlementConfig, SettlementConfigBody } from './settlement-config.ts';
+export { settlementConfigBodySchema, validateSettlementConfig } from './settlement-config.ts';
+export { paymentProblem, paymentProblemTypeBase, type PaymentProblemCode } from './wire.ts';
+export {
+  sandboxX402PayTo,
+  sandboxX402Payers,
+  x402ChallengeHeaderName,
+  x402CredentialHeaderName,
+  x402Networks,
+  x402ResponseHeaderName,
+} from './x402.ts';
+export { mppChallengeHeaderName, mppCredentialHeaderName, mppReceiptHeaderName, sandboxMppTokens } from './mpp.ts';
+
+export const railNames: readonly RailName[] = ['x402_usdc_base', 'processor_mpp'];
+
+/** The client's rail names that mean one of ours (DESIGN.md §3: "harmless aliases"). The adapter echoes the name
+ * the intent carries as `funding.settlement_rail`, since the client checks it against its own list. */
+export const railAliases: Readonly<Record<string, RailName>> = { stripe_mpp: 'processor_mpp' };
+
+/** Our rail for a rail name (ours or an alias), or undefined when we do not run it. */
+export function resolveRailName(rail: string): RailName | undefined {
+  if ((railNames as readonly string[]).includes(rail)) return rail as RailName;
+  return Object.hasOwn(railAliases, rail) ? railAliases[rail] : undefined;
+}
+
+/** Rails that can carry each currency: both rails settle US dollars only (USDC, and card/processor charges in usd). */
+const railCurrencies: Readonly<Record<RailName, readonly string[]>> = { x402_usdc_base: ['usd'], processor_mpp: ['usd'] };
+
+/** What a live tenant must have configured for each rail before funding could even be attempted. */
+function missingLiveConfiguration(rail: RailName, config: SettlementConfig | undefined): string[] {
+  const missing: string[] = [];
+  if (!config?.rails.includes(rail)) missing.push('rails');
+  if (rail === 'x402_usdc_base' && !config?.x402_address) missing.push('x402_address');
+  if (rail === 'processor_mpp' && !config?.mpp_profile_id) missing.push('mpp_profile_id');
+  if (rail === 'processor_mpp' && !config?.processor_destination) missing.push('processor_destination');
+  return missing;
+}
+
+/**
+ * The adapter for an intent's rail in a tenant's environment. Throws ServiceError 422:
+ * - `funding.rail_unsupported` for a rail name we do not run (e.g. the client's `stripe_connect`);
+ * - `funding.currency_not_allowed` when the rail cannot carry the currency (both rails: usd only);
+ * - `funding.rail_not_configured` when a sandbox tenant's configuration leaves the rail out of `rails`, and
+ *   always in live: without the rail's configuration, and with it too, because no facilitator/processor
+ *   endpoint is configured in this product yet (nothing is faked in live).
+ */
+export function railAdapterFor(rail: string, context: Pick<FundingContext, 'environment' | 'config' | 'currency'>): RailAdapter {
+  const railName = resolveRailName(rail);
+  if (!railName) {
+    throw new ServiceError('funding.rail_unsupported', {
+      message: `This service does not run the settlement rail ${JSON.stringify(rail)}; use x402_usdc_base or processor_mpp.`,
+      details: { settlement_rail: rail, supported_rails: [...railNames, ...Object.keys(railAliases)] },
+    });
+  }
+  const currencies = railCurrencies[railName];
+  if (!currencies.includes(context.currency)) {
+    throw new ServiceError('funding.currency_not_allowed', {
+      message: `The ${railName} rail carries ${currencies.join(', ')} only, not ${JSON.stringify(context.currency)}.`,
+      details: { settlement_rail: rail, currency: context.currency, allowed_currencies: currencies },
+    });
+  }
+  if (context.environment === 'live') {
+    const missing = missingLiveConfiguration(railName, context.config);
+    if (missing.length > 0) {
+      throw new ServiceError('funding.rail_not_configured', {
+        message: `Live funding on ${railName} needs the settlement configuration (PUT /v1/admin/settlement/config): ${missing.join(', ')}.`,
+        details: { settlement_rail: rail, missing_fields: missing },
+      });
+    }
+    throw new ServiceError('funding.rail_not_configured', {
+      message: `Live funding on ${railName} needs a ${railName === 'x402_usdc_base' ? 'facilitator' : 'payment processor'} endpoint, and none is configured in this deployment.`,
+      details: { settlement_rail: rail, missing_fields: [railName === 'x402_usdc_base' ? 'facilitator_endpoint' : 'processor_endpoint'] },
+    });
+  }
+  if (context.config && !context.config.rails.includes(railName)) {
+    throw new ServiceError('funding.rail_not_configured', {
+      message: `The settlement configuration of this tenant does not enable ${railName}; add it to rails.`,
+      details: { settlement_rail: rail, missing_fields: ['rails'] },
+    });
+  }
+  return railName === 'x402_usdc_base' ? new X402SandboxAdapter(rail) : new MppSandboxAdapter(rail);
+}

@@ -1,0 +1,243 @@
+// The x402 v2 rail (`x402_usdc_base`): USDC on Base, `exact` scheme. A 402 carries `PAYMENT-REQUIRED` (standard
+// base64 of a PaymentRequired with one requirement); the retry carries `payment-signature` (standard base64 of a
+// PaymentPayload that copies that requirement as `accepted`). Sandbox tenants are settled by a simulator chosen
+// by the payer address (docs/rails.md); live settlement needs a facilitator, which this product does not have yet.
+import { randomBytes } from 'node:crypto';
+import { PaymentRequiredV2Schema, parsePaymentPayload, type PaymentPayloadV2, type PaymentRequirementsV2 } from '@x402/core/schemas';
+import { x402MaxTimeoutSeconds } from '../limits.ts';
+import { canonicalJson } from '../signing/canonical-json.ts';
+import { isEvmAddressText, sameEvmAddress } from './evm.ts';
+import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
+import { decodeStandardBase64, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from './wire.ts';
+
+/** USDC of each environment's network and its EIP-712 domain (protocols.md §1.6; a wrong `name` breaks signatures). */
+export const x402Networks = {
+  sandbox: { network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', name: 'USDC', version: '2' },
+  live: { network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', name: 'USD Coin', version: '2' },
+} as const;
+
+/** Where sandbox payments are addressed when the tenant configured no x402_address. Nobody holds its key: the
+ * sandbox never broadcasts anything, and a real payment to it would be lost, so it is only ever a test value. */
+export const sandboxX402PayTo = '0x5a4d000000000000000000000000000000005a4d';
+
+/** Sandbox payer addresses with a fixed outcome (docs/rails.md). Any other well-formed address succeeds. */
+export const sandboxX402Payers = {
+  success: '0x0000000000000000000000000000000000000001',
+  decline: '0x0000000000000000000000000000000000000002',
+  pending: '0x0000000000000000000000000000000000000003',
+} as const;
+
+export const x402ChallengeHeaderName = 'PAYMENT-REQUIRED';
+export const x402CredentialHeaderName = 'payment-signature';
+export const x402ResponseHeaderName = 'PAYMENT-RESPONSE';
+
+/** USDC has 6 decimals: one cent is 10,000 base units. */
+const baseUnitsPerCent = 10_000n;
+
+export function usdcBaseUnits(amountCents: number): string {
+  if (!Number.isSafeInteger(amountCents) || amountCents <= 0) throw new Error('amountCents must be a positive safe integer');
+  return (BigInt(amountCents) * baseUnitsPerCent).toString();
+}
+
+/** The challenge id of a requirement: SHA-256 of its canonical JSON. A credential copies the requirement as
+ * `accepted`, so the same function names the challenge a credential answers. */
+export function x402ChallengeId(requirements: unknown): string {
+  return sha256Hex(canonicalJson(requirements));
+}
+
+/** The PaymentRequired of a 402, checked against @x402/core's schema. `challengeNonce` goes into `extra`, so that
+ * each challenge (and so each challenge id) is unique even for equal amounts and recipients. */
+export function buildX402PaymentRequired(context: FundingContext, challengeNonce: string) {
+  const chain = x402Networks[context.environment];
+  const requirements: PaymentRequirementsV2 = {
+    scheme: 'exact',
+    network: chain.network,
+    amount: usdcBaseUnits(context.amountCents),
+    asset: chain.asset,
+    payTo: context.config?.x402_address ?? (context.environment === 'sandbox' ? sandboxX402PayTo : missingPayTo()),
+    maxTimeoutSeconds: x402MaxTimeoutSeconds,
+    extra: { name: chain.name, version: chain.version, challenge_nonce: challengeNonce },
+  };
+  const paymentRequired = {
+    x402Version: 2 as const,
+    error: 'PAYMENT-SIGNATURE header is required',
+    resource: { url: context.resourceUrl, description: `Fund intent ${context.intentId}`, mimeType: 'application/json' },
+    accepts: [requirements],
+  };
+  const checked = PaymentRequiredV2Schema.safeParse(paymentRequired);
+  // Everything here is ours: a requirement the schema refuses is a programmer error, never a client's.
+  if (!checked.success) throw new Error(`x402 PaymentRequired does not match the v2 schema: ${checked.error.message}`);
+  return { paymentRequired, requirements };
+}
+
+function missingPayTo(): never {
+  throw new Error('a live x402 challenge needs config.x402_address');
+}
+
+export function encodeStandardBase64Json(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
+}
+
+interface StoredX402Challenge {
+  rail: 'x402_usdc_base';
+  intent_id: string;
+  requirements: PaymentRequirementsV2;
+}
+
+interface Authorization {
+  from: string;
+  to: string;
+  value: string;
+}
+
+function readAuthorization(payload: PaymentPayloadV2): Authorization | string {
+  const authorization = payload.payload['authorization'];
+  if (!isPlainObject(authorization)) return 'payload.authorization is missing (an EIP-3009 authorization is expected)';
+  const { from, to, value } = authorization;
+  if (!isEvmAddressText(from)) return 'payload.authorization.from is not 0x and 40 hex digits';
+  if (!isEvmAddressText(to)) return 'payload.authorization.to is not 0x and 40 hex digits';
+  if (typeof value !== 'string' || !/^[0-9]{1,78}$/.test(value)) return 'payload.authorization.value is not a decimal string';
+  return { from, to, value };
+}
+
+export class X402SandboxAdapter implements RailAdapter {
+  readonly rail = 'x402_usdc_base' as const;
+  constructor(readonly settlementRail: string = 'x402_usdc_base') {}
+
+  issueChallenge(context: FundingContext): IssuedChallenge {
+    const { paymentRequired, requirements } = buildX402PaymentRequired(context, randomBytes(16).toString('hex'));
+    const challengeId = x402ChallengeId(requirements);
+    const stored: StoredX402Challenge = { rail: this.rail, intent_id: context.intentId, requirements };
+    return {
+      challengeId,
+      stored: { ...stored },
+      headers: { [x402ChallengeHeaderName]: encodeStandardBase64Json(paymentRequired) },
+      funding: { ...this.#funding('created', context, challengeId), target_address: requirements.payTo },
+    };
+  }
+
+  readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
+    const header = readOneHeader(headers, x402CredentialHeaderName);
+    if (header.kind !== 'value') return header;
+    const bytes = decodeStandardBase64(header.value);
+    if (!bytes) return { kind: 'malformed', reason: 'payment-signature is not standard base64' };
+    const json = parseJsonBytes(bytes);
+    if (json === undefined) return { kind: 'malformed', reason: 'payment-signature does not carry UTF-8 JSON' };
+    if (isPlainObject(json) && json['x402Version'] !== 2) {
+      return { kind: 'malformed', reason: 'payment-signature must be an x402 version 2 PaymentPayload' };
+    }
+    const parsed = parsePaymentPayload(json);
+    if (!parsed.success || parsed.data.x402Version !== 2) {
+      return { kind: 'malformed', reason: 'payment-signature is not a valid x402 v2 PaymentPayload' };
+    }
+    return { kind: 'credential', challengeId: x402ChallengeId(parsed.data.accepted), digest: sha256(header.value), data: parsed.data };
+  }
+
+  async authorize(
+    context: FundingContext,
+    credential: Extract<PresentedCredential, { kind: 'credential' }>,
+    challenge: Record<string, unknown> | undefined,
+  ): Promise<CredentialOutcome> {
+    const payload = credential.data as PaymentPayloadV2;
+    const stored = challenge as StoredX402Challenge | undefined;
+    const reject = (problem: PaymentProblemCode, errorReason: string, detail: string) =>
+      this.#rejected(context, problem, errorReason, detail);
+    if (!stored || stored.intent_id !== context.intentId) {
+      return reject('invalid-challenge', 'invalid_payment_requirements',
+        'accepted is not a requirement this service offered for this intent; answer the latest PAYMENT-REQUIRED challenge');
+    }
+    if (canonicalJson(payload.accepted) !== canonicalJson(stored.requirements)) {
+      return reject('invalid-challenge', 'invalid_payment_requirements', 'accepted differs from the offered requirement; copy it unchanged');
+    }
+    const requirements = stored.requirements;
+    const authorization = readAuthorization(payload);
+    if (typeof authorization === 'string') return reject('verification-failed', 'invalid_payload', authorization);
+    if (!sameEvmAddress(authorization.to, requirements.payTo)) {
+      return reject('verification-failed', 'invalid_exact_evm_payload_recipient_mismatch', `payload.authorization.to must be payTo ${requirements.payTo}`);
+    }
+    if (BigInt(authorization.value) < BigInt(requirements.amount)) {
+      return reject('payment-insufficient', 'invalid_exact_evm_payload_authorization_value_mismatch',
+        `payload.authorization.value ${authorization.value} is less than the amount ${requirements.amount}`);
+    }
+    return this.#simulate(context, credential, authorization);
+  }
+
+  async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
+    const stored = pending.stored as unknown as StoredX402Challenge;
+    const challengeId = x402ChallengeId(stored.requirements);
+    if (stored.intent_id !== context.intentId) {
+      return this.#rejected(context, 'invalid-challenge', 'invalid_payment_requirements', 'the pending payment belongs to another intent');
+    }
+    const { network } = x402Networks[context.environment];
+    const settled = { success: true, transaction: pending.reference, network, amount: stored.requirements.amount };
+    return {
+      status: 'succeeded',
+      reference: pending.reference,
+      headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
+      funding: {
+        ...this.#funding('authorization_succeeded', context, challengeId),
+        payment_reference: pending.reference,
+        accepted_cumulative_base_units: stored.requirements.amount,
+      },
+    };
+  }
+
+  /** The sandbox facilitator: the payer address picks the outcome; the EIP-712 signature is not checked. */
+  #simulate(
+    context: FundingContext,
+    credential: Extract<PresentedCredential, { kind: 'credential' }>,
+    authorization: Authorization,
+  ): CredentialOutcome {
+    const { network } = x402Networks[context.environment];
+    const transaction = `0x${sha256Hex(`x402-sandbox:${context.tenantId}:${credential.challengeId}:${credential.digest.toString('hex')}`)}`;
+    if (sameEvmAddress(authorization.from, sandboxX402Payers.decline)) {
+      const settled = { success: false, errorReason: 'insufficient_funds', transaction: '', network, payer: authorization.from };
+      return {
+        status: 'declined',
+        reason: 'insufficient_funds',
+        headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
+        funding: { ...this.#funding('authorization_failed', context), source_address: authorization.from, error_reason: 'insufficient_funds' },
+      };
+    }
+    if (sameEvmAddress(authorization.from, sandboxX402Payers.pending)) {
+      return {
+        status: 'pending',
+        reference: transaction,
+        funding: {
+          ...this.#funding('authorization_pending', context, credential.challengeId),
+          source_address: authorization.from,
+          payment_reference: transaction,
+          pending_cumulative_base_units: authorization.value,
+        },
+      };
+    }
+    const settled = { success: true, transaction, network, payer: authorization.from, amount: authorization.value };
+    return {
+      status: 'succeeded',
+      reference: transaction,
+      headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
+      funding: {
+        ...this.#funding('authorization_succeeded', context, credential.challengeId),
+        source_address: authorization.from,
+        payment_reference: transaction,
+        accepted_cumulative_base_units: authorization.value,
+      },
+    };
+  }
+
+  /** Outcomes that end in a fresh 402 (declined, rejected) name no challenge: the fresh challenge's id is the one
+   * to answer, and the fund route merges these fields over it. */
+  #funding(status: string, context: FundingContext, challengeId?: string): Record<string, unknown> {
+    const { network, asset } = x402Networks[context.environment];
+    return { settlement_rail: this.settlementRail, status, ...(challengeId ? { challenge_id: challengeId } : {}), asset, network };
+  }
+
+  /** A credential the rail refuses: a 402 problem for the client, and the x402 error code as `error_reason`. */
+  #rejected(context: FundingContext, problem: PaymentProblemCode, errorReason: string, detail: string): CredentialOutcome {
+    return {
+      status: 'rejected',
+      problem: paymentProblem(problem, detail),
+      funding: { ...this.#funding('authorization_failed', context), error_reason: errorReason },
+    };
+  }
+}

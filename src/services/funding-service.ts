@@ -1,0 +1,164 @@
+// Funding an open intent through its rail's 402 handshake (spec: Errors 402; DESIGN.md §3; client-wire.md §2).
+//
+// No credential: 402 with the rail's challenge. A credential: the rail judges it against the challenge it names.
+// Success moves the money (ledger) and funds the intent, once: the intent row is locked for the whole
+// transaction, and a unique index allows one successful attempt per intent. Pending answers 202; the same
+// request re-sent is a poll. A decline or a refused credential answers 402 with a fresh challenge and moves
+// nothing.
+import { randomUUID } from 'node:crypto';
+import { findAttemptByChallenge, recordChallenge, updateAttempt, type FundingAttempt } from '../db/funding-attempt-repository.ts';
+import { markFunded, type Intent } from '../db/intent-repository.ts';
+import { findSettlementConfig } from '../db/settlement-config-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import type { Principal } from '../credentials/principal.ts';
+import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
+import { capabilityTokenLifetimeMaxSeconds } from '../limits.ts';
+import type { Queryable } from '../platform/database.ts';
+import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+import type { EngineAnswer, ResponseHeaders } from '../platform/idempotency.ts';
+import { paymentProblem, railAdapterFor, type CredentialOutcome, type FundingContext, type PaymentProblem, type RailAdapter } from '../rails/index.ts';
+import { lockIntentIn } from './evidence-service.ts';
+import { ledgerAccounts, postLedgerTransaction } from './ledger-service.ts';
+
+export interface FundRequest {
+  readonly principal: Principal;
+  readonly intentId: string;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly resourceUrl: string;
+  readonly keyring: GatewayKeyring;
+}
+
+/** The fields every fund answer carries (client-wire.md §2), 200, 202 and 402 alike. */
+function fundBody(intent: Intent, funding: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return {
+    tenant: intent.tenantId,
+    tenant_id: intent.tenantId,
+    intent_id: intent.intentId,
+    state: intent.state,
+    settlement_rail: intent.settlementRail,
+    currency: intent.currency,
+    amount_cents: intent.amountCents,
+    funded: intent.state !== 'open',
+    funding: { settlement_rail: intent.settlementRail, ...funding },
+    ...extra,
+  };
+}
+
+export async function fundIntent(tx: Queryable, request: FundRequest): Promise<EngineAnswer> {
+  const { principal } = request;
+  const intent = await lockIntentIn(tx, principal.tenantId, request.intentId, ['open']);
+  if (intent.deadline.getTime() <= Date.now()) throw new ServiceError('intent.deadline_passed');
+  const config = await findSettlementConfig(tx, principal.tenantId);
+  const adapter = railAdapterFor(intent.settlementRail, { environment: principal.environment, config, currency: intent.currency });
+  const context: FundingContext = {
+    tenantId: principal.tenantId,
+    environment: principal.environment,
+    intentId: intent.intentId,
+    amountCents: intent.amountCents,
+    currency: intent.currency,
+    resourceUrl: request.resourceUrl,
+    config,
+    nowMs: Date.now(),
+  };
+  const credential = adapter.readCredential(request.headers);
+  if (credential.kind === 'absent') return challenge(tx, adapter, context, intent, { status: 'created' });
+  if (credential.kind === 'malformed') {
+    return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, paymentProblem('malformed-credential', credential.reason));
+  }
+  const attempt = await findAttemptByChallenge(tx, principal.tenantId, intent.intentId, adapter.rail, credential.challengeId);
+  let outcome: CredentialOutcome;
+  let poll = false;
+  if (attempt?.status === 'pending') {
+    if (!attempt.credentialDigest?.equals(credential.digest)) {
+      const problem = paymentProblem('invalid-challenge', 'Another credential for this challenge is being processed; poll with that one.');
+      return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, problem);
+    }
+    outcome = await adapter.poll(context, { reference: attempt.reference ?? '', stored: attempt.challenge });
+    poll = true;
+  } else {
+    // A declined challenge is spent; a credential naming it is judged as naming no challenge.
+    const live = attempt && attempt.status === 'challenged' ? attempt : undefined;
+    outcome = await adapter.authorize(context, credential, live?.challenge);
+  }
+  return settleOutcome(tx, request, { adapter, context, intent, attempt, outcome, credentialDigest: credential.digest, poll });
+}
+
+async function settleOutcome(
+  tx: Queryable,
+  request: FundRequest,
+  step: {
+    adapter: RailAdapter;
+    context: FundingContext;
+    intent: Intent;
+    attempt: FundingAttempt | undefined;
+    outcome: CredentialOutcome;
+    credentialDigest: Buffer;
+    poll: boolean;
+  },
+): Promise<EngineAnswer> {
+  const { adapter, context, intent, attempt, outcome } = step;
+  if (outcome.status === 'rejected') return challenge(tx, adapter, context, intent, outcome.funding, outcome.problem);
+  // Every judged credential names a recorded challenge: the rail rejects one that names none.
+  if (!attempt) throw new Error(`rail ${adapter.rail} judged a credential without a recorded challenge as ${outcome.status}`);
+  const reference = outcome.status === 'declined' ? null : outcome.reference;
+  await updateAttempt(tx, context.tenantId, attempt.attemptId, { status: outcome.status, credentialDigest: step.credentialDigest, reference, poll: step.poll });
+  if (outcome.status === 'declined') return challenge(tx, adapter, context, intent, outcome.funding, undefined, outcome.headers);
+  if (outcome.status === 'pending') {
+    return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
+  }
+  await postLedgerTransaction(tx, context.tenantId, {
+    transactionId: randomUUID(),
+    intentId: intent.intentId,
+    eventKind: 'fund',
+    currency: intent.currency,
+    entries: [
+      { account: ledgerAccounts.escrow(intent.intentId), side: 'debit', amountCents: intent.amountCents },
+      { account: ledgerAccounts.railFunding(adapter.rail), side: 'credit', amountCents: intent.amountCents },
+    ],
+  });
+  const funded = await markFunded(tx, context.tenantId, intent.intentId, outcome.reference);
+  const capabilityToken = await issueCapabilityToken(request.keyring, funded);
+  // The answer carries a capability token: never cached. `private` is what MPP requires beside a Payment-Receipt.
+  return {
+    status: 200,
+    body: fundBody(funded, outcome.funding, { capability_token: capabilityToken }),
+    headers: { ...outcome.headers, 'cache-control': 'private, no-store' },
+  };
+}
+
+/** A 402 carrying a challenge; with a problem, as `application/problem+json` (MPP's form for refused credentials). */
+async function challenge(
+  tx: Queryable,
+  adapter: RailAdapter,
+  context: FundingContext,
+  intent: Intent,
+  funding: Record<string, unknown>,
+  problem?: PaymentProblem,
+  extraHeaders: Record<string, string> = {},
+): Promise<EngineAnswer> {
+  const issued = adapter.issueChallenge(context);
+  await recordChallenge(tx, context.tenantId, { intentId: intent.intentId, rail: adapter.rail, challengeId: issued.challengeId, stored: issued.stored });
+  const headers: ResponseHeaders = { ...issued.headers, ...extraHeaders, 'cache-control': 'no-store' };
+  const body = fundBody(intent, { ...issued.funding, ...funding });
+  if (!problem) return { status: 402, body, headers };
+  return {
+    status: 402,
+    body: { ...problem, status: 402, ...body },
+    headers: { ...headers, 'content-type': 'application/problem+json; charset=utf-8' },
+  };
+}
+
+/** The capability a funded intent hands its agent: tenant, intent, tools and amount, until the deadline. */
+export async function issueCapabilityToken(keyring: GatewayKeyring, intent: Intent): Promise<string> {
+  const secondsToDeadline = Math.floor((intent.deadline.getTime() - Date.now()) / 1000);
+  return signGatewayJwt(
+    keyring,
+    { intent_id: intent.intentId, allowed_tools: intent.allowedTools, amount_cents: intent.amountCents, currency: intent.currency },
+    {
+      audience: jwtAudiences.capability,
+      subject: intent.intentId,
+      tenantId: intent.tenantId,
+      expiresInSeconds: Math.max(1, Math.min(secondsToDeadline, capabilityTokenLifetimeMaxSeconds)),
+    },
+  );
+}

@@ -1,0 +1,225 @@
+// The double-entry ledger (DESIGN.md §3, docs/ledger.md): account names, the three transaction shapes, posting a
+// balanced transaction inside the caller's tenant transaction, and the signed tip checkpoint auditors pin.
+import { sign } from 'node:crypto';
+import {
+  appendLedgerRows,
+  findLedgerHead,
+  lockLedgerHead,
+  type NewLedgerRow,
+} from '../db/ledger-repository.ts';
+import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
+import type { Queryable } from '../platform/database.ts';
+import type { GatewayKey } from '../platform/gateway-keys.ts';
+import {
+  bytesToHex,
+  encodeLedgerRowBody,
+  formatRfc3339MillisecondsUtc,
+  formatRfc3339SecondsUtc,
+  isCanonicalUuidText,
+  ledgerGenesisRowHash,
+  ledgerRowHash,
+  ledgerSides,
+  sha256,
+} from '../signing/index.ts';
+
+export const ledgerEventKinds = ['fund', 'release', 'refund'] as const;
+export type LedgerEventKind = (typeof ledgerEventKinds)[number];
+export type LedgerSideName = keyof typeof ledgerSides;
+
+/** The accounts money moves between. Names embed ids and DIDs verbatim; docs/ledger.md lists them. */
+export const ledgerAccounts = {
+  /** Where a rail's incoming money is booked from. */
+  railFunding: (rail: string): string => `rail:${rail}:funding`,
+  /** What an intent holds between fund and release or refund. */
+  escrow: (intentId: string): string => `intent:${intentId}:escrow`,
+  /** What the service owes a payee after a release. */
+  payeePayable: (payeeDid: string): string => `payee:${payeeDid}:payable`,
+  /** What the service owes a principal after a refund. */
+  payerRefund: (principalDid: string): string => `payer:${principalDid}:refund`,
+} as const;
+
+const railFundingPattern = /^rail:.+:funding$/;
+const payeePayablePattern = /^payee:.+:payable$/;
+const payerRefundPattern = /^payer:.+:refund$/;
+const currencyPattern = /^[a-z]{3}$/;
+
+type AccountRule = (account: string, intentId: string) => boolean;
+const isOwnEscrow: AccountRule = (account, intentId) => account === ledgerAccounts.escrow(intentId);
+
+/** Which accounts each kind of transaction debits and credits: fund escrow ← rail, release and refund escrow →. */
+const transactionShapes: Record<LedgerEventKind, { readonly debit: AccountRule; readonly credit: AccountRule; readonly text: string }> = {
+  fund: { debit: isOwnEscrow, credit: (account) => railFundingPattern.test(account), text: 'debit intent:<intent_id>:escrow, credit rail:<rail>:funding' },
+  release: { debit: (account) => payeePayablePattern.test(account), credit: isOwnEscrow, text: 'debit payee:<did>:payable, credit intent:<intent_id>:escrow' },
+  refund: { debit: (account) => payerRefundPattern.test(account), credit: isOwnEscrow, text: 'debit payer:<did>:refund, credit intent:<intent_id>:escrow' },
+};
+
+export interface LedgerEntry {
+  readonly account: string;
+  readonly side: LedgerSideName;
+  /** Positive; the side says which way it moves. */
+  readonly amountCents: number;
+}
+
+export interface LedgerPosting {
+  /** Canonical lowercase UUID, one per balanced transaction. */
+  readonly transactionId: string;
+  readonly intentId: string;
+  readonly eventKind: LedgerEventKind;
+  readonly currency: string;
+  readonly entries: readonly LedgerEntry[];
+  /** When the movement happened; defaults to now. Stored and encoded with milliseconds. */
+  readonly recordedAtMs?: number;
+}
+
+export interface LedgerPosted {
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly tipRowHash: Buffer;
+}
+
+const isLedgerEventKind = (value: string): value is LedgerEventKind => (ledgerEventKinds as readonly string[]).includes(value);
+
+/**
+ * Everything wrong with one transaction as the ledger defines it: 2 to ledgerTransactionEntriesMax entries of
+ * positive safe-integer amounts on well-formed accounts, debits equal to credits, a known kind with its shape, a
+ * lowercase ISO currency. Posting refuses a transaction with problems; the verifier reports them.
+ */
+export function ledgerTransactionProblems(transaction: {
+  readonly intentId: string;
+  readonly eventKind: string;
+  readonly currency: string;
+  readonly entries: readonly LedgerEntry[];
+}): string[] {
+  const problems: string[] = [];
+  const { entries, intentId, eventKind } = transaction;
+  if (entries.length < 2 || entries.length > ledgerTransactionEntriesMax) {
+    problems.push(`has ${entries.length} entries; a transaction has 2 to ${ledgerTransactionEntriesMax}`);
+  }
+  if (!currencyPattern.test(transaction.currency)) problems.push(`has currency "${transaction.currency}", not a lowercase ISO 4217 code`);
+  const shape = isLedgerEventKind(eventKind) ? transactionShapes[eventKind] : undefined;
+  if (!shape) problems.push(`has event_kind "${eventKind}"; known kinds are ${ledgerEventKinds.join(', ')}`);
+  const totals = { debit: 0n, credit: 0n };
+  entries.forEach((entry, index) => {
+    if (entry.side !== 'debit' && entry.side !== 'credit') {
+      problems.push(`entry ${index} has side "${String(entry.side)}"`);
+      return;
+    }
+    if (!Number.isSafeInteger(entry.amountCents) || entry.amountCents <= 0) {
+      problems.push(`entry ${index} has amount ${entry.amountCents}; amounts are positive safe integers`);
+    } else {
+      totals[entry.side] += BigInt(entry.amountCents);
+    }
+    if (typeof entry.account !== 'string' || entry.account.length === 0 || entry.account.length > ledgerAccountLengthMax) {
+      problems.push(`entry ${index} has an account name that is empty or longer than ${ledgerAccountLengthMax}`);
+    } else if (shape && !shape[entry.side](entry.account, intentId)) {
+      problems.push(`entry ${index} ${entry.side}s ${entry.account}; a ${eventKind} must ${shape.text}`);
+    }
+  });
+  if (totals.debit !== totals.credit) problems.push(`is unbalanced: debits ${totals.debit}, credits ${totals.credit}`);
+  return problems;
+}
+
+/** A posting the engine should never build is a programmer error: thrown as Error, never a 4xx. */
+function assertPostable(tenantId: string, posting: LedgerPosting): void {
+  const problems = ledgerTransactionProblems(posting);
+  if (!isCanonicalUuidText(posting.transactionId)) problems.push('has a transaction_id that is not a canonical lowercase UUID');
+  if (!isCanonicalUuidText(posting.intentId)) problems.push('has an intent_id that is not a canonical lowercase UUID');
+  const recordedAtMs = posting.recordedAtMs;
+  if (recordedAtMs !== undefined && (!Number.isSafeInteger(recordedAtMs) || recordedAtMs < 0)) {
+    problems.push(`has recordedAtMs ${recordedAtMs}, not a time`);
+  }
+  if (problems.length > 0) {
+    throw new Error(`ledger: refusing ${posting.eventKind} transaction ${posting.transactionId} of tenant ${tenantId}: it ${problems.join('; ')}`);
+  }
+}
+
+/**
+ * Appends one balanced transaction to the tenant's chain, inside the caller's transaction (so the ledger and the
+ * state change it records commit together or not at all). Takes the tenant's head lock until that commit.
+ */
+export async function postLedgerTransaction(tx: Queryable, tenantId: string, posting: LedgerPosting): Promise<LedgerPosted> {
+  assertPostable(tenantId, posting);
+  const recordedAt = formatRfc3339MillisecondsUtc(posting.recordedAtMs ?? Date.now());
+  const head = await lockLedgerHead(tx, tenantId, ledgerGenesisRowHash);
+  let prevRowHash = head.lastRowHash;
+  const rows = posting.entries.map((entry, entryIndex): NewLedgerRow => {
+    const ledgerSeq = head.lastLedgerSeq + 1 + entryIndex;
+    const side = ledgerSides[entry.side];
+    const body = Buffer.from(
+      encodeLedgerRowBody({
+        tenant_id: tenantId,
+        ledger_seq: ledgerSeq,
+        transaction_id: posting.transactionId,
+        intent_id: posting.intentId,
+        entry_index: entryIndex,
+        account: entry.account,
+        side,
+        amount_cents: entry.amountCents,
+        currency: posting.currency,
+        event_kind: posting.eventKind,
+        recorded_at: recordedAt,
+      }),
+    );
+    const rowHash = Buffer.from(ledgerRowHash(prevRowHash, body));
+    const row: NewLedgerRow = {
+      ledgerSeq,
+      transactionId: posting.transactionId,
+      intentId: posting.intentId,
+      entryIndex,
+      account: entry.account,
+      side,
+      amountCents: entry.amountCents,
+      currency: posting.currency,
+      eventKind: posting.eventKind,
+      recordedAt,
+      body,
+      prevRowHash,
+      rowHash,
+    };
+    prevRowHash = rowHash;
+    return row;
+  });
+  await appendLedgerRows(tx, tenantId, rows);
+  return { firstSeq: rows[0]!.ledgerSeq, lastSeq: rows.at(-1)!.ledgerSeq, tipRowHash: prevRowHash };
+}
+
+export interface LedgerTip {
+  readonly ledgerSeq: number;
+  readonly rowHash: Buffer;
+}
+
+/** The last row's sequence number and hash; an empty ledger is seq 0 at the genesis hash. */
+export async function readLedgerTip(tx: Queryable, tenantId: string): Promise<LedgerTip> {
+  const head = await findLedgerHead(tx, tenantId);
+  return head ? { ledgerSeq: head.lastLedgerSeq, rowHash: head.lastRowHash } : { ledgerSeq: 0, rowHash: Buffer.from(ledgerGenesisRowHash) };
+}
+
+export interface LedgerCheckpoint {
+  readonly tenant_id: string;
+  readonly ledger_seq: number;
+  readonly row_hash_hex: string;
+  readonly issued_at: string;
+  readonly signing_public_key_ed25519_hex: string;
+  readonly message_digest_sha256_hex: string;
+  readonly ed25519_signature_hex: string;
+  readonly kid: string;
+}
+
+/** The signed bytes: compact JSON of exactly these four fields in this order (docs/ledger.md). */
+export function ledgerCheckpointBytes(fields: { tenant_id: string; ledger_seq: number; row_hash_hex: string; issued_at: string }): Uint8Array {
+  const ordered = { tenant_id: fields.tenant_id, ledger_seq: fields.ledger_seq, row_hash_hex: fields.row_hash_hex, issued_at: fields.issued_at };
+  return new Uint8Array(Buffer.from(JSON.stringify(ordered), 'utf8'));
+}
+
+/** Signs a tip so that an auditor can pin it offline: Ed25519 over SHA-256 of ledgerCheckpointBytes. */
+export function signLedgerCheckpoint(tenantId: string, tip: LedgerTip, key: GatewayKey, issuedAtMs: number = Date.now()): LedgerCheckpoint {
+  const fields = { tenant_id: tenantId, ledger_seq: tip.ledgerSeq, row_hash_hex: tip.rowHash.toString('hex'), issued_at: formatRfc3339SecondsUtc(issuedAtMs) };
+  const digest = sha256(ledgerCheckpointBytes(fields));
+  return {
+    ...fields,
+    signing_public_key_ed25519_hex: key.publicKeyHex,
+    message_digest_sha256_hex: bytesToHex(digest),
+    ed25519_signature_hex: sign(null, digest, key.privateKey).toString('hex'),
+    kid: key.kid,
+  };
+}

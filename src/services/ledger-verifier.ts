@@ -1,0 +1,262 @@
+// `svc ledger verify`: re-derives a tenant's ledger from its rows (bodies, chain, sequence, head, balanced
+// transactions) and checks each intent's escrow against its state. Reads in batches; memory grows with the number
+// of accounts and intents (the report lists every balance), never with the number of rows held at once.
+import { findLedgerHead, listIntentLedgerFacts, listLedgerRows, type IntentLedgerFacts, type LedgerHead, type LedgerRow } from '../db/ledger-repository.ts';
+import { findTenant } from '../db/tenant-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import { ledgerTransactionEntriesMax, ledgerVerifyBatchRows, ledgerVerifyProblemsMax } from '../limits.ts';
+import type { Database, Queryable } from '../platform/database.ts';
+import { encodeLedgerRowBody, formatRfc3339MillisecondsUtc, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../signing/index.ts';
+import { ledgerAccounts, ledgerTransactionProblems, type LedgerEntry, type LedgerSideName } from './ledger-service.ts';
+
+export interface LedgerVerifyReport {
+  readonly tenantId: string;
+  /** True when `problems` is empty. */
+  readonly ok: boolean;
+  readonly rows: number;
+  readonly transactions: number;
+  /** The last row's ledger_seq and row_hash as stored (0 and the genesis hash for an empty ledger). */
+  readonly tipSeq: number;
+  readonly tipRowHashHex: string;
+  /** One sentence per problem found, at most ledgerVerifyProblemsMax, then a count of the rest. */
+  readonly problems: string[];
+  /** Every account the ledger touches: debits − credits, in cents, by account name. */
+  readonly balances: Record<string, number>;
+}
+
+/** Ledger activity that a state admits: how many fund, release and refund transactions, and whether escrow holds
+ * the intent's amount (true) or nothing (false). */
+const expectedByState: Record<string, { readonly fund: number; readonly release: number; readonly refund: number; readonly escrowHeld: boolean }> = {
+  open: { fund: 0, release: 0, refund: 0, escrowHeld: false },
+  funded: { fund: 1, release: 0, refund: 0, escrowHeld: true },
+  evidence_recorded: { fund: 1, release: 0, refund: 0, escrowHeld: true },
+  released: { fund: 1, release: 1, refund: 0, escrowHeld: false },
+  refunded: { fund: 1, release: 0, refund: 1, escrowHeld: false },
+};
+
+const sideNames: Record<number, LedgerSideName> = { 0: 'debit', 1: 'credit' };
+
+interface OpenTransaction {
+  readonly transactionId: string;
+  readonly intentId: string;
+  readonly eventKind: string;
+  readonly currency: string;
+  readonly firstSeq: number;
+  lastSeq: number;
+  entryCount: number;
+  /** Kept up to the limit: a longer transaction is reported by its length alone. */
+  readonly entries: LedgerEntry[];
+  mixed: boolean;
+}
+
+interface IntentMove {
+  readonly kind: string;
+  readonly amountCents: bigint;
+  readonly currency: string;
+  readonly firstSeq: number;
+}
+
+/** The running state of one verification: fed rows in sequence order, then the head, then the intents. */
+class LedgerCheck {
+  readonly #tenantId: string;
+  readonly #problems: string[] = [];
+  #problemsUnlisted = 0;
+  #rows = 0;
+  #transactions = 0;
+  #lastSeq = 0;
+  #lastRowHash: Buffer = Buffer.from(ledgerGenesisRowHash);
+  #open: OpenTransaction | undefined;
+  readonly #balances = new Map<string, bigint>();
+  readonly #moves = new Map<string, IntentMove[]>();
+
+  constructor(tenantId: string) {
+    this.#tenantId = tenantId;
+  }
+
+  problem(text: string): void {
+    if (this.#problems.length < ledgerVerifyProblemsMax) this.#problems.push(text);
+    else this.#problemsUnlisted += 1;
+  }
+
+  row(row: LedgerRow): void {
+    const seq = row.ledgerSeq;
+    this.#rows += 1;
+    if (seq !== this.#lastSeq + 1) {
+      this.problem(`row ${seq}: ledger_seq follows ${this.#lastSeq}, expected ${this.#lastSeq + 1} (rows missing)`);
+    }
+    if (!row.prevRowHash.equals(this.#lastRowHash)) {
+      const previous = this.#lastSeq === 0 ? 'the genesis hash' : `the row_hash of row ${this.#lastSeq}`;
+      this.problem(`row ${seq}: prev_row_hash is not ${previous} (chain broken)`);
+    }
+    if (!Buffer.from(ledgerRowHash(row.prevRowHash, row.body)).equals(row.rowHash)) {
+      this.problem(`row ${seq}: row_hash is not SHA-256(prev_row_hash ‖ body)`);
+    }
+    this.#checkBody(row);
+    // Later links are checked against what is stored, so one broken link is one problem, not one per later row.
+    this.#lastSeq = seq;
+    this.#lastRowHash = row.rowHash;
+    const side = sideNames[row.side];
+    if (side === undefined) {
+      this.problem(`row ${seq}: side ${row.side} is neither debit (0) nor credit (1)`);
+      return;
+    }
+    const delta = BigInt(row.amountCents);
+    this.#balances.set(row.account, (this.#balances.get(row.account) ?? 0n) + (side === 'debit' ? delta : -delta));
+    this.#addToTransaction(row, { account: row.account, side, amountCents: row.amountCents });
+  }
+
+  #checkBody(row: LedgerRow): void {
+    try {
+      const expected = encodeLedgerRowBody({
+        tenant_id: this.#tenantId,
+        ledger_seq: row.ledgerSeq,
+        transaction_id: row.transactionId,
+        intent_id: row.intentId,
+        entry_index: row.entryIndex,
+        account: row.account,
+        side: row.side as LedgerSide,
+        amount_cents: row.amountCents,
+        currency: row.currency,
+        event_kind: row.eventKind,
+        recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),
+      });
+      if (!Buffer.from(expected).equals(row.body)) this.problem(`row ${row.ledgerSeq}: body does not match the row's columns`);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+      this.problem(`row ${row.ledgerSeq}: columns cannot be encoded as a body (${error.message})`);
+    }
+  }
+
+  #addToTransaction(row: LedgerRow, entry: LedgerEntry): void {
+    let open = this.#open;
+    if (!open || open.transactionId !== row.transactionId) {
+      this.#closeTransaction();
+      open = this.#open = {
+        transactionId: row.transactionId,
+        intentId: row.intentId,
+        eventKind: row.eventKind,
+        currency: row.currency,
+        firstSeq: row.ledgerSeq,
+        lastSeq: row.ledgerSeq,
+        entryCount: 0,
+        entries: [],
+        mixed: false,
+      };
+    }
+    // With (transaction_id, entry_index) unique, a transaction whose rows are not contiguous shows up here too.
+    if (row.entryIndex !== open.entryCount) {
+      this.problem(`row ${row.ledgerSeq}: entry_index ${row.entryIndex} in transaction ${open.transactionId}, expected ${open.entryCount}`);
+    }
+    if (!open.mixed && (row.intentId !== open.intentId || row.currency !== open.currency || row.eventKind !== open.eventKind)) {
+      open.mixed = true;
+      this.problem(`transaction ${open.transactionId}: rows disagree on intent_id, currency or event_kind (row ${row.ledgerSeq})`);
+    }
+    open.entryCount += 1;
+    open.lastSeq = row.ledgerSeq;
+    if (open.entries.length < ledgerTransactionEntriesMax) open.entries.push(entry);
+  }
+
+  #closeTransaction(): void {
+    const open = this.#open;
+    if (!open) return;
+    this.#open = undefined;
+    this.#transactions += 1;
+    const where = `transaction ${open.transactionId} (rows ${open.firstSeq}..${open.lastSeq}, ${open.eventKind})`;
+    if (open.entryCount > ledgerTransactionEntriesMax) {
+      // Its entries were not all kept, so only its length is reported; no posting can write such a transaction.
+      this.problem(`${where} has ${open.entryCount} entries; a transaction has 2 to ${ledgerTransactionEntriesMax}`);
+    } else {
+      for (const problem of ledgerTransactionProblems(open)) this.problem(`${where} ${problem}`);
+    }
+    const moved = open.entries.reduce((sum, entry) => (entry.side === 'debit' ? sum + BigInt(entry.amountCents) : sum), 0n);
+    const moves = this.#moves.get(open.intentId) ?? [];
+    moves.push({ kind: open.eventKind, amountCents: moved, currency: open.currency, firstSeq: open.firstSeq });
+    this.#moves.set(open.intentId, moves);
+  }
+
+  /** After the last row: the head must name the last row, or be absent (or at seq 0) for an empty ledger. */
+  endOfRows(head: LedgerHead | undefined): void {
+    this.#closeTransaction();
+    const headSeq = head?.lastLedgerSeq ?? 0;
+    const headHash = head?.lastRowHash ?? Buffer.from(ledgerGenesisRowHash);
+    if (headSeq !== this.#lastSeq || !headHash.equals(this.#lastRowHash)) {
+      this.problem(`ledger_heads names seq ${headSeq} (${headHash.toString('hex')}), but the last row is ${this.#lastSeq} (${this.#lastRowHash.toString('hex')})`);
+    }
+  }
+
+  intent(intent: IntentLedgerFacts): void {
+    const moves = this.#moves.get(intent.intentId) ?? [];
+    this.#moves.delete(intent.intentId);
+    const where = `intent ${intent.intentId} (${intent.state})`;
+    const expected = expectedByState[intent.state];
+    if (!expected) {
+      this.problem(`${where}: unknown state`);
+      return;
+    }
+    for (const kind of ['fund', 'release', 'refund'] as const) {
+      const count = moves.filter((move) => move.kind === kind).length;
+      if (count !== expected[kind]) this.problem(`${where}: ${count} ${kind} transaction(s), expected ${expected[kind]}`);
+    }
+    const escrow = this.#balances.get(ledgerAccounts.escrow(intent.intentId)) ?? 0n;
+    const escrowExpected = expected.escrowHeld ? BigInt(intent.amountCents) : 0n;
+    if (escrow !== escrowExpected) this.problem(`${where}: escrow balance ${escrow}, expected ${escrowExpected}`);
+    for (const move of moves) {
+      if (move.amountCents !== BigInt(intent.amountCents) || move.currency !== intent.currency) {
+        this.problem(`${where}: the ${move.kind} at row ${move.firstSeq} moves ${move.amountCents} ${move.currency}, the intent is ${intent.amountCents} ${intent.currency}`);
+      }
+    }
+  }
+
+  /** After the last intent: whatever the ledger moved for an intent that does not exist. */
+  endOfIntents(): void {
+    for (const [intentId, moves] of this.#moves) {
+      this.problem(`intent ${intentId}: ${moves.length} ledger transaction(s), but no such intent`);
+    }
+    this.#moves.clear();
+  }
+
+  report(): LedgerVerifyReport {
+    const problems = [...this.#problems];
+    if (this.#problemsUnlisted > 0) problems.push(`… and ${this.#problemsUnlisted} more problems`);
+    const accounts = [...this.#balances.keys()].sort();
+    return {
+      tenantId: this.#tenantId,
+      ok: problems.length === 0,
+      rows: this.#rows,
+      transactions: this.#transactions,
+      tipSeq: this.#lastSeq,
+      tipRowHashHex: this.#lastRowHash.toString('hex'),
+      problems,
+      balances: Object.fromEntries(accounts.map((account) => [account, Number(this.#balances.get(account))])),
+    };
+  }
+}
+
+/**
+ * Verifies one tenant's ledger inside `tx`, which should be a system-role transaction with one snapshot for every
+ * read (REPEATABLE READ: verifyTenantLedger), so postings committed meanwhile cannot look like a broken head.
+ */
+export async function verifyLedger(tx: Queryable, tenantId: string): Promise<LedgerVerifyReport> {
+  if (!(await findTenant(tx, tenantId))) throw new ServiceError('tenant.not_found', { details: { tenant_id: tenantId } });
+  const check = new LedgerCheck(tenantId);
+  for (let afterSeq = 0; ; ) {
+    const rows = await listLedgerRows(tx, tenantId, afterSeq, ledgerVerifyBatchRows);
+    for (const row of rows) check.row(row);
+    if (rows.length < ledgerVerifyBatchRows) break;
+    afterSeq = rows.at(-1)!.ledgerSeq;
+  }
+  check.endOfRows(await findLedgerHead(tx, tenantId));
+  for (let afterIntentId: string | undefined; ; ) {
+    const intents = await listIntentLedgerFacts(tx, tenantId, afterIntentId, ledgerVerifyBatchRows);
+    for (const intent of intents) check.intent(intent);
+    if (intents.length < ledgerVerifyBatchRows) break;
+    afterIntentId = intents.at(-1)!.intentId;
+  }
+  check.endOfIntents();
+  return check.report();
+}
+
+/** verifyLedger as the system role in one REPEATABLE READ snapshot: what `svc ledger verify` runs. */
+export function verifyTenantLedger(database: Database, tenantId: string): Promise<LedgerVerifyReport> {
+  return database.system((tx) => verifyLedger(tx, tenantId), { isolation: 'repeatable read' });
+}

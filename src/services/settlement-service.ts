@@ -1,0 +1,57 @@
+// Settlement (DESIGN.md §3): confirm carries out what the stored evaluation implies — passed → release to the
+// payee, failed → refund to the principal — and a funded intent past its deadline without evidence is refunded.
+// The ledger transaction and the state change commit together.
+import { randomUUID } from 'node:crypto';
+import { markSettled, type Intent } from '../db/intent-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import type { Queryable } from '../platform/database.ts';
+import { lockIntentIn } from './evidence-service.ts';
+import { ledgerAccounts, postLedgerTransaction, type LedgerPosted } from './ledger-service.ts';
+
+export type SettlementAction = 'release' | 'refund';
+export type SettlementReason = 'predicate_passed' | 'predicate_failed' | 'deadline_passed';
+
+export interface Settlement {
+  readonly intent: Intent;
+  readonly action: SettlementAction;
+  readonly reason: SettlementReason;
+  readonly transactionId: string;
+  readonly posted: LedgerPosted;
+}
+
+/** What settling this intent means now, or 409 when it has nothing to settle yet. */
+export function settlementFor(intent: Intent, nowMs: number): { action: SettlementAction; reason: SettlementReason } {
+  if (intent.state === 'evidence_recorded') {
+    return intent.predicatePassed ? { action: 'release', reason: 'predicate_passed' } : { action: 'refund', reason: 'predicate_failed' };
+  }
+  if (intent.state === 'funded' && intent.deadline.getTime() <= nowMs) return { action: 'refund', reason: 'deadline_passed' };
+  throw new ServiceError('intent.invalid_state', {
+    message: intent.state === 'funded' ? 'The intent has no evidence yet and its deadline has not passed.' : undefined,
+    details: { state: intent.state, allowed_states: ['evidence_recorded', 'funded (past its deadline)'] },
+  });
+}
+
+/** Moves the escrow of a locked intent to the payee or back to the principal, and records the new state. */
+export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.now()): Promise<Settlement> {
+  const { action, reason } = settlementFor(intent, nowMs);
+  const transactionId = randomUUID();
+  const counterparty = action === 'release' ? ledgerAccounts.payeePayable(intent.payeeDid) : ledgerAccounts.payerRefund(intent.principalDid);
+  const posted = await postLedgerTransaction(tx, intent.tenantId, {
+    transactionId,
+    intentId: intent.intentId,
+    eventKind: action,
+    currency: intent.currency,
+    entries: [
+      { account: counterparty, side: 'debit', amountCents: intent.amountCents },
+      { account: ledgerAccounts.escrow(intent.intentId), side: 'credit', amountCents: intent.amountCents },
+    ],
+  });
+  const from = intent.state as 'funded' | 'evidence_recorded';
+  const settled = await markSettled(tx, intent.tenantId, intent.intentId, from, action === 'release' ? 'released' : 'refunded');
+  return { intent: settled, action, reason, transactionId, posted };
+}
+
+export async function confirmSettlement(tx: Queryable, tenantId: string, intentId: string): Promise<Settlement> {
+  const intent = await lockIntentIn(tx, tenantId, intentId, ['funded', 'evidence_recorded']);
+  return settleIntent(tx, intent);
+}

@@ -1,0 +1,56 @@
+// POST /harbor/intents/{id}/settlement/confirm: carries out the settlement the stored evaluation implies
+// (client-wire.md §4: it does not choose between release and refund; the rule both parties signed does).
+import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../../../errors/service-error.ts';
+import { compileBodyValidator } from '../../../platform/validation.ts';
+import { confirmSettlement, type SettlementAction } from '../../../services/settlement-service.ts';
+import { recognitionPurposes } from '../../../signing/recognition.ts';
+import { engineMutation } from '../engine-mutation.ts';
+import { presentIntent } from '../present-intent.ts';
+import { intentIdParams } from './intents.ts';
+
+interface ConfirmBody {
+  /** A guard: when given, confirm refuses (409) if the rule implies the other action. */
+  expected_action?: SettlementAction;
+}
+
+const assertConfirmBody: (value: unknown) => asserts value is ConfirmBody = compileBodyValidator<ConfirmBody>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { expected_action: { type: 'string', enum: ['release', 'refund'] } },
+});
+
+export async function settlementRoutes(app: FastifyInstance): Promise<void> {
+  app.post<{ Params: { intent_id: string } }>(
+    '/intents/:intent_id/settlement/confirm',
+    // The body is optional (clients send `{}` or nothing), so it is checked in the handler.
+    { config: { access: { roles: ['admin', 'operator'] } }, schema: { params: intentIdParams } },
+    async (request, reply) => {
+      const body = request.body ?? {};
+      assertConfirmBody(body);
+      return engineMutation(app, request, reply, { operation: 'intent.settlement_confirm', purpose: recognitionPurposes.settlementConfirm }, async (tx, principal) => {
+        const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id);
+        if (body.expected_action !== undefined && body.expected_action !== settlement.action) {
+          // Thrown inside the transaction, so nothing of the settlement above commits.
+          throw new ServiceError('intent.invalid_state', {
+            message: `The release rule implies ${settlement.action}, not ${body.expected_action}.`,
+            details: { implied_action: settlement.action },
+          });
+        }
+        return {
+          status: 200,
+          body: {
+            ...presentIntent(settlement.intent),
+            settlement: {
+              action: settlement.action,
+              reason: settlement.reason,
+              transaction_id: settlement.transactionId,
+              ledger_seq_first: settlement.posted.firstSeq,
+              ledger_seq_last: settlement.posted.lastSeq,
+            },
+          },
+        };
+      });
+    },
+  );
+}

@@ -1,0 +1,77 @@
+// railAdapterFor: which rail names we run, which currencies they carry, and that live fakes nothing.
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../src/errors/service-error.ts';
+import { railAdapterFor, railNames, resolveRailName, type SettlementConfig } from '../../src/rails/index.ts';
+import { fundingContext, liveConfig } from './fixtures.ts';
+
+function refusal(run: () => unknown): ServiceError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ServiceError) return error;
+    throw error;
+  }
+  throw new Error('expected a ServiceError');
+}
+
+describe('railAdapterFor', () => {
+  it('gives sandbox tenants a simulator for each of our rails, configured or not', () => {
+    for (const rail of railNames) {
+      expect(railAdapterFor(rail, { environment: 'sandbox', config: undefined, currency: 'usd' }).rail).toBe(rail);
+      expect(railAdapterFor(rail, { environment: 'sandbox', config: liveConfig, currency: 'usd' }).rail).toBe(rail);
+    }
+  });
+
+  it("runs the client's stripe_mpp as processor_mpp and echoes its name in funding", () => {
+    expect(resolveRailName('stripe_mpp')).toBe('processor_mpp');
+    const adapter = railAdapterFor('stripe_mpp', { environment: 'sandbox', config: undefined, currency: 'usd' });
+    expect(adapter.rail).toBe('processor_mpp');
+    expect(adapter.issueChallenge(fundingContext()).funding['settlement_rail']).toBe('stripe_mpp');
+  });
+
+  it.each(['stripe_connect', 'stripe_ach_debit', 'adyen_manual_capture', 'toString', '__proto__', ''])(
+    'refuses the rail %j with 422 funding.rail_unsupported',
+    (rail) => {
+      const error = refusal(() => railAdapterFor(rail, { environment: 'sandbox', config: undefined, currency: 'usd' }));
+      expect(error.code).toBe('funding.rail_unsupported');
+      expect(error.statusCode).toBe(422);
+    },
+  );
+
+  it.each([['x402_usdc_base'], ['processor_mpp']])('refuses currencies other than usd on %s with 422 funding.currency_not_allowed', (rail) => {
+    for (const currency of ['eur', 'USD', 'usdc']) {
+      const error = refusal(() => railAdapterFor(rail, { environment: 'sandbox', config: undefined, currency }));
+      expect(error.code).toBe('funding.currency_not_allowed');
+      expect(error.statusCode).toBe(422);
+      expect(error.details).toMatchObject({ currency, allowed_currencies: ['usd'] });
+    }
+  });
+
+  it('refuses live funding without configuration, naming what is missing', () => {
+    const x402 = refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config: undefined, currency: 'usd' }));
+    expect(x402).toMatchObject({ code: 'funding.rail_not_configured', statusCode: 422, details: { missing_fields: ['rails', 'x402_address'] } });
+    const partial: SettlementConfig = { ...liveConfig, rails: ['processor_mpp'], mpp_profile_id: 'profile_live1', processor_destination: null };
+    const mpp = refusal(() => railAdapterFor('processor_mpp', { environment: 'live', config: partial, currency: 'usd' }));
+    expect(mpp).toMatchObject({ code: 'funding.rail_not_configured', details: { missing_fields: ['processor_destination'] } });
+  });
+
+  it('refuses live funding with configuration too: no facilitator or processor endpoint exists, and nothing is faked', () => {
+    const x402 = refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config: liveConfig, currency: 'usd' }));
+    expect(x402.code).toBe('funding.rail_not_configured');
+    expect(x402.message).toMatch(/facilitator/);
+    const mpp = refusal(() => railAdapterFor('processor_mpp', { environment: 'live', config: liveConfig, currency: 'usd' }));
+    expect(mpp.code).toBe('funding.rail_not_configured');
+    expect(mpp.message).toMatch(/processor/);
+  });
+
+  it("refuses a sandbox rail that the tenant's configuration leaves out", () => {
+    const onlyX402: SettlementConfig = { ...liveConfig, rails: ['x402_usdc_base'] };
+    const error = refusal(() => railAdapterFor('processor_mpp', { environment: 'sandbox', config: onlyX402, currency: 'usd' }));
+    expect(error).toMatchObject({ code: 'funding.rail_not_configured', details: { missing_fields: ['rails'] } });
+  });
+
+  it('checks the rail before the currency, and the currency before the configuration', () => {
+    expect(refusal(() => railAdapterFor('stripe_connect', { environment: 'live', config: undefined, currency: 'eur' })).code).toBe('funding.rail_unsupported');
+    expect(refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config: undefined, currency: 'eur' })).code).toBe('funding.currency_not_allowed');
+  });
+});
