@@ -1,0 +1,82 @@
+// Idempotency across processes: 50 concurrent identical requests under one key, spread over two server
+// processes on the same database, make exactly one state change and one set of ledger rows; every answer is the
+// same success or a 409 "in progress".
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../src/platform/database.ts';
+import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
+import { createTestTenant, type TestTenant } from '../helpers/app.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { call, type HttpAnswer } from '../helpers/http-client.ts';
+import { party, signedCreateBody } from '../helpers/intents.ts';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+
+let database: TestDatabase;
+let db: Database;
+let tenant: TestTenant;
+let servers: ServerProcess[];
+const principal = party('did:principal:alice');
+const payee = party('did:payee:tools-inc');
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db = new Database({ ...database.connection, max: 2 });
+  tenant = await createTestTenant(database.connection);
+  servers = await Promise.all([1, 2].map(() => startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn' })));
+}, 60_000);
+
+afterAll(async () => {
+  for (const server of servers ?? []) await server.stop();
+  await db?.close();
+  await database?.drop();
+});
+
+/** 50 identical requests, alternating between the two processes, all in flight at once. */
+function flood(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<HttpAnswer[]> {
+  return Promise.all(Array.from({ length: 50 }, (_, index) => call(servers[index % 2]!.baseUrl, tenant.adminKey, method, path, body, headers)));
+}
+
+function expectOneAnswerOrInProgress(answers: HttpAnswer[], status: number): void {
+  const successes = answers.filter((answer) => answer.status === status);
+  const others = answers.filter((answer) => answer.status !== status);
+  expect(successes.length).toBeGreaterThanOrEqual(1);
+  expect(new Set(successes.map((answer) => answer.text)).size).toBe(1);
+  for (const other of others) {
+    expect(other.status).toBe(409);
+    expect(other.json.error.code).toBe('idempotency.request_in_progress');
+  }
+}
+
+describe('50 concurrent identical requests over two processes', () => {
+  it('create: one intent', async () => {
+    const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
+    const answers = await flood('POST', '/harbor/intents', body, { 'idempotency-key': `create-${body.intent_id}` });
+    expectOneAnswerOrInProgress(answers, 201);
+    const count = await db.tenant(tenant.tenantId, async (tx) => (await tx.query('SELECT count(*)::int AS n FROM intents WHERE intent_id = $1', [body.intent_id])).rows[0].n);
+    expect(count).toBe(1);
+  });
+
+  it('fund: one state change and one set of ledger rows', async () => {
+    const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
+    expect((await call(servers[0]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body)).status).toBe(201);
+    const path = `/harbor/intents/${body.intent_id}/fund`;
+    const challenge = await call(servers[1]!.baseUrl, tenant.adminKey, 'POST', path, {});
+    expect(challenge.status).toBe(402);
+    const credential = sandboxX402PaymentSignature(challenge.headers.get('payment-required')!, { from: sandboxX402Payers.success });
+    const answers = await flood('POST', path, {}, { 'payment-signature': credential, 'idempotency-key': `fund-${body.intent_id}` });
+    expectOneAnswerOrInProgress(answers, 200);
+    // Later retries replay the same answer.
+    const late = await call(servers[0]!.baseUrl, tenant.adminKey, 'POST', path, {}, { 'payment-signature': credential, 'idempotency-key': `fund-${body.intent_id}` });
+    expect(late.status).toBe(200);
+    expect(late.headers.get('idempotent-replayed')).toBe('true');
+    expect(late.text).toBe(answers.find((answer) => answer.status === 200)!.text);
+
+    const fundRows = await db.tenant(tenant.tenantId, async (tx) =>
+      (await tx.query(`SELECT count(*)::int AS n FROM ledger_rows WHERE intent_id = $1 AND event_kind = 'fund'`, [body.intent_id])).rows[0].n,
+    );
+    expect(fundRows).toBe(2);
+    const report = await verifyTenantLedger(db, tenant.tenantId);
+    expect(report.problems).toEqual([]);
+  });
+});
