@@ -1,0 +1,1 @@
+-- Placeholder: the rate-limit migration is being written (issue 6).

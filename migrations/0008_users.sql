@@ -1,0 +1,1 @@
+-- Placeholder: the users and sign-in migration is being written (issue 6).
