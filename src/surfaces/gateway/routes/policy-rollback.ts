@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { adminOnly, principalOf } from '../../../platform/access.ts';
 import { parseDigest, rollbackPolicy } from '../../../services/policy-service.ts';
+import { presentHeadMove } from '../../policy-presenters.ts';
 
 interface RollbackBody {
   template_id: string;
@@ -50,12 +51,7 @@ export async function policyRollbackRoutes(app: FastifyInstance): Promise<void> 
         targetDigest: parseDigest(target)!,
         actor: principal.subject,
       });
-      return {
-        template_id: templateId,
-        current_head_seq: moved.head.versionSeq,
-        current_head_digest: moved.head.contentDigest.toString('hex'),
-        previous_head_seq: moved.previous?.versionSeq ?? null,
-      };
+      return presentHeadMove(templateId, moved);
     },
   );
 }

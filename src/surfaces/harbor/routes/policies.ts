@@ -3,30 +3,17 @@
 // Per the spec these POSTs do not honor idempotency keys; read /versions before retrying a draft.
 import type { FastifyInstance } from 'fastify';
 import { compilePredicate, evaluate, materializeTemplate, templateCatalog, type CompiledPredicate } from '../../../predicate/index.ts';
-import { findPolicyHead, listPolicyVersions, type PolicyVersion } from '../../../db/policy-repository.ts';
+import { findPolicyHead, listPolicyVersions } from '../../../db/policy-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../platform/access.ts';
 import { draftPolicy, parseDigest, rolloutPolicy } from '../../../services/policy-service.ts';
+import { presentHeadMove, presentVersion } from '../../policy-presenters.ts';
 
 const templateIdSchema = { type: 'string', pattern: '^[a-z0-9_]{1,64}$' } as const;
 const digestSchema = { type: 'string', pattern: '^(sha256:)?[0-9a-f]{64}$' } as const;
 /** Parameters are checked by the template itself, which names the offending one. */
 const parametersSchema = { type: 'object' } as const;
-
-export function presentVersion(version: PolicyVersion, headSeq: number | undefined) {
-  return {
-    object: 'policy_version',
-    template_id: version.templateId,
-    version_seq: version.versionSeq,
-    parameters: version.parameters,
-    materialized_predicate: version.materializedPredicate,
-    human_summary: version.humanSummary,
-    content_digest: version.contentDigest.toString('hex'),
-    created_at: version.createdAt.toISOString(),
-    is_head: version.versionSeq === headSeq,
-  };
-}
 
 interface TestBody {
   template_id?: string;
@@ -146,12 +133,7 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
         expectedHeadDigest: expected === undefined ? undefined : parseDigest(expected),
         actor: principal.subject,
       });
-      return {
-        template_id: templateId,
-        current_head_seq: moved.head.versionSeq,
-        current_head_digest: moved.head.contentDigest.toString('hex'),
-        previous_head_seq: moved.previous?.versionSeq ?? null,
-      };
+      return presentHeadMove(templateId, moved);
     },
   );
 
