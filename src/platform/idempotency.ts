@@ -24,7 +24,7 @@ export interface IdempotentResult extends EngineAnswer {
 }
 
 /** The engine operations the spec makes idempotent; each key is scoped to one of them. */
-export type IdempotentOperation = 'intent.create' | 'intent.fund' | 'intent.evidence' | 'intent.settlement_confirm';
+export type IdempotentOperation = 'intent.create' | 'intent.fund' | 'intent.evidence' | 'intent.settlement_confirm' | 'capability.verify' | 'sandbox.bootstrap' | 'sandbox.evidence';
 
 /** Final answers: successes except 202 (pending, to be polled). 402 and errors are never stored. */
 const isFinal = (status: number): boolean => status >= 200 && status < 300 && status !== 202;
@@ -54,22 +54,33 @@ function lockIdOf(tenantId: string, operation: string, key: string): string {
 
 /**
  * Runs `work` in a tenant transaction, at most once per (tenant, operation, idempotency key) for final answers.
- * Without a key, it simply runs `work` in a tenant transaction.
+ * Without a key, it simply runs `work` in a tenant transaction. `guard` runs first, on every request, replays
+ * included: a check that authenticates the request (a recognition proof) must not be skipped by replaying.
  */
 export async function runIdempotent(
   database: Database,
   request: FastifyRequest,
-  scope: { tenantId: string; operation: IdempotentOperation },
+  scope: { tenantId: string; operation: IdempotentOperation; guard?: (tx: Queryable) => Promise<void> },
   work: (tx: Queryable) => Promise<EngineAnswer>,
 ): Promise<IdempotentResult> {
   const key = idempotencyKeyOf(request);
-  if (key === undefined) return { ...(await database.tenant(scope.tenantId, work)), replayed: false };
+  const guard = scope.guard ?? (async () => {});
+  if (key === undefined) {
+    return {
+      ...(await database.tenant(scope.tenantId, async (tx) => {
+        await guard(tx);
+        return work(tx);
+      })),
+      replayed: false,
+    };
+  }
   const fingerprint = fingerprintOf(request);
   return database.tenant(scope.tenantId, async (tx) => {
     const { rows: locked } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
       lockIdOf(scope.tenantId, scope.operation, key),
     ]);
     if (!locked[0]!.locked) throw new ServiceError('idempotency.request_in_progress');
+    await guard(tx);
     const stored = await findRecord(tx, scope.tenantId, scope.operation, key);
     if (stored) {
       if (!stored.fingerprint.equals(fingerprint)) throw new ServiceError('idempotency.key_reused');

@@ -22,21 +22,26 @@ export async function engineMutation(
   work: (tx: Queryable, principal: Principal) => Promise<EngineAnswer>,
 ): Promise<unknown> {
   const principal = principalOf(request);
-  const result = await runIdempotent(app.database, request, { tenantId: principal.tenantId, operation: spec.operation }, async (tx) => {
+  const checkRecognition = async (tx: Queryable): Promise<void> => {
     const proofHeader = request.headers[recognitionProofHeaderName];
-    if (principal.environment === 'live' || proofHeader !== undefined) {
-      await verifyRequestRecognition(tx, Array.isArray(proofHeader) ? proofHeader.join(',') : proofHeader, {
-        tenantId: principal.tenantId,
-        purpose: spec.purpose,
-        method: request.method,
-        path: request.url.split('?')[0]!,
-        bodyBytes: request.rawBody ?? new Uint8Array(0),
-        nowMs: Date.now(),
-        idempotencyKey: typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined,
-      });
-    }
-    return work(tx, principal);
-  });
+    if (principal.environment !== 'live' && proofHeader === undefined) return;
+    await verifyRequestRecognition(tx, Array.isArray(proofHeader) ? proofHeader.join(',') : proofHeader, {
+      tenantId: principal.tenantId,
+      purpose: spec.purpose,
+      method: request.method,
+      path: request.url.split('?')[0]!,
+      bodyBytes: request.rawBody ?? new Uint8Array(0),
+      nowMs: Date.now(),
+      idempotencyKey: typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined,
+    });
+  };
+  const result = await runIdempotent(
+    app.database,
+    request,
+    // The proof is checked on replays too: a stored answer (a capability token, say) is only for the agent.
+    { tenantId: principal.tenantId, operation: spec.operation, guard: checkRecognition },
+    (tx) => work(tx, principal),
+  );
   reply.code(result.status);
   for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
   if (result.replayed) reply.header('idempotent-replayed', 'true');
