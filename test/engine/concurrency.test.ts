@@ -53,7 +53,7 @@ describe('50 concurrent identical requests over two processes', () => {
     const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
     const answers = await flood('POST', '/harbor/intents', body, { 'idempotency-key': `create-${body.intent_id}` });
     expectOneAnswerOrInProgress(answers, 201);
-    const count = await db.tenant(tenant.tenantId, async (tx) => (await tx.query('SELECT count(*)::int AS n FROM intents WHERE intent_id = $1', [body.intent_id])).rows[0].n);
+    const count = await db.tenant(tenant.tenantId, async (tx) => (await tx.query('SELECT count(*)::int AS n FROM intents WHERE intent_id = $1', [body.intent_id])).rows[0]!.n);
     expect(count).toBe(1);
   });
 
@@ -73,7 +73,7 @@ describe('50 concurrent identical requests over two processes', () => {
     expect(late.text).toBe(answers.find((answer) => answer.status === 200)!.text);
 
     const fundRows = await db.tenant(tenant.tenantId, async (tx) =>
-      (await tx.query(`SELECT count(*)::int AS n FROM ledger_rows WHERE intent_id = $1 AND event_kind = 'fund'`, [body.intent_id])).rows[0].n,
+      (await tx.query(`SELECT count(*)::int AS n FROM ledger_rows WHERE intent_id = $1 AND event_kind = 'fund'`, [body.intent_id])).rows[0]!.n,
     );
     expect(fundRows).toBe(2);
     const report = await verifyTenantLedger(db, tenant.tenantId);

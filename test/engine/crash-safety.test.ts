@@ -84,7 +84,7 @@ it('loses and duplicates nothing when the server is killed mid-batch', async () 
   }
 
   await batchWithCrash(funds);
-  const fundedAtCrash = await db.tenant(tenant.tenantId, async (tx) => (await tx.query(`SELECT count(*)::int AS n FROM intents WHERE state = 'funded'`)).rows[0].n);
+  const fundedAtCrash = await db.tenant(tenant.tenantId, async (tx) => (await tx.query(`SELECT count(*)::int AS n FROM intents WHERE state = 'funded'`)).rows[0]!.n);
   // The kill interrupted the batch: otherwise this test would prove nothing about recovery.
   expect(fundedAtCrash).toBeLessThan(batchSize);
   server = await start();
