@@ -2,11 +2,14 @@
 // server.ts registers it on a configured instance and listens; tests register it on an instance of their own.
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import { rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './config.ts';
 import { httpErrors } from './errors/http-errors.ts';
 import { access } from './platform/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './platform/database-plugin.ts';
 import { jsonBody } from './platform/json-body.ts';
+import { mailPlugin, type MailOptions } from './platform/mail.ts';
 import { maintenance } from './platform/maintenance-plugin.ts';
+import { rateLimit, type RateLimitSettings } from './platform/rate-limit.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
@@ -15,6 +18,10 @@ import { standing } from './surfaces/standing/index.ts';
 export interface AppOptions extends DatabasePluginOptions {
   /** Periodic maintenance (expired intents, old records); tests run passes by hand instead. */
   readonly maintenance?: boolean;
+  /** How sign-in codes are sent: SMTP when `smtpUrl` is set, else the log and the local outbox. */
+  readonly mail?: MailOptions;
+  /** Gateway rate limits; default the configuration's defaults (600 per key, 120 per address, per minute). */
+  readonly rateLimit?: RateLimitSettings;
 }
 
 async function service(instance: FastifyInstance, options: AppOptions): Promise<void> {
@@ -25,7 +32,9 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(httpErrors);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
+  await instance.register(mailPlugin, options.mail ?? {});
   await instance.register(access, { authenticator: instance.authenticator });
+  await instance.register(rateLimit, options.rateLimit ?? { perCredential: rateLimitPerMinuteDefault, perAddress: rateLimitPublicPerMinuteDefault });
   await instance.register(maintenance, { enabled: options.maintenance ?? true });
 
   await instance.register(healthRoutes);

@@ -16,6 +16,14 @@ export interface Config {
   readonly signingKeysJson: string | undefined;
   /** A file holding the gateway signing key set; default `<dataDir>/signing-keys.json`, created on first start. */
   readonly signingKeyFile: string | undefined;
+  /** `smtp://` or `smtps://` URL of the relay that sends sign-in codes; absent means the log and the local outbox. */
+  readonly smtpUrl: string | undefined;
+  /** The From address of sign-in mail. */
+  readonly smtpFrom: string;
+  /** Requests per minute one API key may make to authenticated routes, across all replicas. */
+  readonly rateLimitPerMinute: number;
+  /** Requests per minute one client address may make to public routes (health checks excluded), across all replicas. */
+  readonly rateLimitPublicPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -25,12 +33,22 @@ export class ConfigError extends Error {
   }
 }
 
+/** Defaults of the two rate-limit policies (docs/operations.md "Rate limits"). */
+export const rateLimitPerMinuteDefault = 600;
+export const rateLimitPublicPerMinuteDefault = 120;
+/** Largest configurable quota: far above anything one key can send, so "effectively unlimited" is expressible. */
+const rateLimitPerMinuteMax = 1_000_000_000;
+
 const logLevels: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = nonEmpty(environment.DATABASE_URL);
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// connection string');
+  }
+  if (nonEmpty(environment.REDIS_URL) !== undefined) {
+    // Refused rather than ignored: an operator who sets it expects the counters in Redis (docs/operations.md).
+    throw new ConfigError('REDIS_URL is set, but the Redis rate-limit store is not supported yet; unset it (rate-limit counters live in Postgres)');
   }
   return {
     databaseUrl,
@@ -40,6 +58,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     logLevel: parseLogLevel(environment.LOG_LEVEL),
     signingKeysJson: nonEmpty(environment.SVC_SIGNING_KEYS),
     signingKeyFile: nonEmpty(environment.SVC_SIGNING_KEY_FILE),
+    smtpUrl: parseSmtpUrl(environment.SMTP_URL),
+    smtpFrom: parseSmtpFrom(environment.SMTP_FROM),
+    rateLimitPerMinute: parseRateLimit('SVC_RATE_LIMIT_PER_MINUTE', environment.SVC_RATE_LIMIT_PER_MINUTE, rateLimitPerMinuteDefault),
+    rateLimitPublicPerMinute: parseRateLimit('SVC_RATE_LIMIT_PUBLIC_PER_MINUTE', environment.SVC_RATE_LIMIT_PUBLIC_PER_MINUTE, rateLimitPublicPerMinuteDefault),
   };
 }
 
@@ -56,6 +78,45 @@ function parsePort(value: string | undefined): number {
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${text}"`);
   }
   return port;
+}
+
+function parseRateLimit(name: string, value: string | undefined, fallback: number): number {
+  const text = nonEmpty(value);
+  if (text === undefined) return fallback;
+  const quota = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(quota) || quota < 1 || quota > rateLimitPerMinuteMax) {
+    throw new ConfigError(`${name} must be an integer from 1 to ${rateLimitPerMinuteMax}, got "${text}"`);
+  }
+  return quota;
+}
+
+/** The default From of sign-in mail; most relays want an address of a domain they may send for (set SMTP_FROM). */
+export const smtpFromDefault = 'svc <no-reply@localhost>';
+
+function parseSmtpUrl(value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  // The message never repeats the value: it may carry the relay's password.
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL with a host (smtp://user:pass@host:587)');
+  }
+  return text;
+}
+
+function parseSmtpFrom(value: string | undefined): string {
+  const text = nonEmpty(value);
+  if (text === undefined) return smtpFromDefault;
+  // An address, or a display name and an address in angle brackets; no line breaks (header injection).
+  if (!/^(?:[^<>\r\n]*<[^@\s<>]+@[^@\s<>]+>|[^@\s<>]+@[^@\s<>]+)$/.test(text)) {
+    throw new ConfigError(`SMTP_FROM must be an address or "Name <address>", got "${text}"`);
+  }
+  return text;
 }
 
 function parseLogLevel(value: string | undefined): LogLevel {

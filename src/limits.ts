@@ -144,3 +144,54 @@ export const maintenanceIntentsPerPassMax = 200;
 // ---- Capability tokens ----
 /** Longest life of a capability token; it also ends at the intent's deadline, whichever comes first. */
 export const capabilityTokenLifetimeMaxSeconds = 24 * 60 * 60;
+
+// ---- Capabilities and sandbox ----
+/** A capability token as presented to /verify. Ours are ~0.5 KB, but the token carries the intent's allowed tools
+ * (up to allowedToolsMax × allowedToolLengthMax characters), base64url-encoded. */
+export const capabilityTokenLengthMax = 16 * 1024;
+/** Cents one /verify may ask to reserve: amounts are JavaScript safe integers end to end. */
+export const requestedSpendCentsMax = Number.MAX_SAFE_INTEGER;
+/** Cents a sandbox guardrail bootstrap may fund: the simulator moves no money, so a value past a million units
+ * is a mistake, not a test. */
+export const sandboxRequestedSpendCentsMax = 100_000_000;
+/** Characters of an `operation` and of each optional text field of /verify (vendor_id, tool_call_id, …). */
+export const verifyTextFieldLengthMax = 256;
+/** Hex characters of `config_hash_hex` and `prompt_hash_hex` on /verify (a 512-bit digest at most). */
+export const verifyHashHexLengthMax = 128;
+/** Reason codes in one /verify answer; a deny carries its code, so this only bounds future additions. */
+export const verifyReasonCodesMax = 8;
+/** Bytes of the canonical JSON of a sandbox guardrail's `metadata` object (bootstrap and evidence). */
+export const sandboxMetadataBytesMax = 16 * 1024;
+/** How long a sandbox guardrail intent stays funded before the sweeper refunds it. */
+export const sandboxIntentLifetimeMs = 60 * 60_000;
+assertLimit(capabilityTokenLengthMax > allowedToolsMax * allowedToolLengthMax, 'a token must fit every allowed tool');
+assertLimit(verifyTextFieldLengthMax >= allowedToolLengthMax, 'every allowed tool must be presentable as an operation');
+assertLimit(sandboxRequestedSpendCentsMax <= requestedSpendCentsMax, 'a sandbox intent must be verifiable in full');
+assertLimit(sandboxMetadataBytesMax < requestBodyBytesMax, 'sandbox metadata must fit in a request body');
+assertLimit(sandboxIntentLifetimeMs / 1000 <= capabilityTokenLifetimeMaxSeconds, 'a sandbox token must live as long as its intent');
+
+// ---- Sign-in ----
+/** Digits of a one-time sign-in code (DESIGN.md §2). With signInAttemptsMax guesses, a blind guess wins 5 in a million. */
+export const signInCodeDigits = 6;
+/** How long a sign-in code can be used after login/start (DESIGN.md §2: 10 minutes). */
+export const signInChallengeLifetimeMs = 10 * 60_000;
+/** Wrong codes a challenge takes before it locks; the next attempt fails even with the right code. */
+export const signInAttemptsMax = 5;
+/** An email address: RFC 5321 caps a forward path at 256 octets including its brackets, so 254 for the address. */
+export const emailLengthMax = 254;
+/** Tenants listed in a 409 `auth.tenant_required`; a person in more tenants than this names one explicitly. */
+export const signInTenantChoicesMax = 100;
+/** Life of a session JWT (DESIGN.md §2: 15 minutes); a token claiming a longer life is refused. */
+export const sessionTokenLifetimeSeconds = 15 * 60;
+/** Characters of a bearer that is not an API key: our session tokens are ~0.5 KB; anything far longer is refused unread. */
+export const sessionTokenLengthMax = 4096;
+/** How long a session's membership (its tenant and role) stays in a process's cache before it is read again, so a
+ * removed member or a changed role stops working within this bound. */
+export const sessionMembershipCacheTtlMs = 5_000;
+/** Entries in the per-process session membership cache. */
+export const sessionMembershipCacheEntriesMax = 10_000;
+/** Connection, greeting and socket timeouts of one SMTP delivery: a slow relay must not hold resources for long. */
+export const mailSendTimeoutMs = 10_000;
+assertLimit(signInAttemptsMax / 10 ** signInCodeDigits <= 1e-5, 'a blind guess must succeed at most once in 100 000 challenges');
+assertLimit(sessionMembershipCacheTtlMs < sessionTokenLifetimeSeconds * 1000, 'a membership change must outpace the token');
+assertLimit(mailSendTimeoutMs < signInChallengeLifetimeMs, 'a code must be deliverable within its lifetime');

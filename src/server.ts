@@ -38,7 +38,12 @@ if (keys.created) {
 }
 
 const server = createFastify(logger);
-await server.register(app, { connection, gatewayKeys: keys.keyring });
+await server.register(app, {
+  connection,
+  gatewayKeys: keys.keyring,
+  mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
+  rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute },
+});
 
 closeWithGrace({ delay: shutdownGraceMs }, async ({ signal, err }) => {
   if (err) logger.error({ err }, 'shutting down after an unexpected error');

@@ -20,12 +20,16 @@ import {
 import { migrate } from '../platform/migrate.ts';
 import { issueApiKey } from '../services/api-key-service.ts';
 import { verifyTenantLedger, type LedgerVerifyReport } from '../services/ledger-verifier.ts';
+import { takeOutboxCode } from '../services/sign-in-service.ts';
 import { createTenant } from '../services/tenant-service.ts';
+import { createUser } from '../services/user-service.ts';
 import { openCliConnection } from './database-connection.ts';
 
 const usage = `usage:
   svc tenant create --tenant-id ID --environment sandbox|live [--json]
   svc key create --tenant-id ID --role ${roles.join('|')} [--name NAME] [--scopes a,b] [--json]
+  svc user create --tenant-id ID --email E --role ${roles.join('|')} [--json]
+  svc auth outbox --email E [--json]    (the latest undelivered sign-in code; only without SMTP_URL)
   svc migrate [--json]
   svc ledger verify --tenant-id ID [--json]    (exit 1 when the ledger has a problem)
   svc signing-key stage|rotate [--json]
@@ -102,6 +106,33 @@ async function keyCreate({ options, json, config }: Invocation): Promise<void> {
   );
 }
 
+async function userCreate({ options, json, config }: Invocation): Promise<void> {
+  const tenantId = required(options, 'tenant-id');
+  const email = required(options, 'email');
+  const role = required(options, 'role');
+  if (!isRole(role)) throw new UsageError(`--role must be one of ${roles.join(', ')}`);
+  const created = await withDatabase(config, (database) => createUser(database, { tenantId, email, role }));
+  print(
+    json,
+    { user_id: created.userId, email: created.email, tenant_id: created.tenantId, role: created.role },
+    `user ${created.userId} <${created.email}> added to ${created.tenantId} as ${created.role}; they sign in with their email`,
+  );
+}
+
+/** Prints (once) the newest sign-in code waiting for an email. The outbox is filled only when no SMTP transport is
+ * configured, so with SMTP_URL set this refuses rather than print nothing useful. */
+async function authOutbox({ options, json, config }: Invocation): Promise<void> {
+  const email = required(options, 'email');
+  if (config.smtpUrl) throw new Error('SMTP_URL is set: sign-in codes are mailed, not kept in the local outbox');
+  const message = await withDatabase(config, (database) => takeOutboxCode(database, email));
+  if (!message) throw new Error(`no undelivered sign-in code for ${email} (ask for one with POST /v1/public/auth/login/start)`);
+  print(
+    json,
+    { email: message.email, challenge_id: message.challengeId, code: message.code },
+    `sign-in code for ${message.email}: ${message.code} (challenge ${message.challengeId})`,
+  );
+}
+
 async function migrateCommand({ json, config }: Invocation): Promise<void> {
   const cli = await openCliConnection(config);
   try {
@@ -165,6 +196,8 @@ function signingKeyCommand(change: (file: KeyFile, options: Options) => KeyFile)
 const commands: Record<string, (invocation: Invocation) => Promise<void>> = {
   'tenant create': tenantCreate,
   'key create': keyCreate,
+  'user create': userCreate,
+  'auth outbox': authOutbox,
   migrate: migrateCommand,
   'ledger verify': ledgerVerify,
   'signing-key stage': signingKeyCommand((file) => stageKeyFile(file)),
@@ -183,6 +216,7 @@ async function run(argv: string[]): Promise<void> {
       name: { type: 'string' },
       scopes: { type: 'string' },
       kid: { type: 'string' },
+      email: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },

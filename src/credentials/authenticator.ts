@@ -1,14 +1,26 @@
-// Turns a bearer credential into a Principal. Verified keys are cached for a few seconds per process; a
-// revocation anywhere is pushed to every replica through Postgres NOTIFY, and the cache's TTL bounds staleness
-// even if a notification is lost.
+// Turns a bearer credential into a Principal: an API key, or else a session JWT. Verified keys are cached for a
+// few seconds per process; a revocation anywhere is pushed to every replica through Postgres NOTIFY, and the
+// cache's TTL bounds staleness even if a notification is lost. A session's membership (tenant and role) is
+// re-read from the database on a short cache, so a removed member or a changed role stops working within seconds.
 import pg from 'pg';
-import { apiKeyCacheEntriesMax, apiKeyCacheTtlMs, apiKeyLastUsedWriteIntervalMs } from '../limits.ts';
+import {
+  apiKeyCacheEntriesMax,
+  apiKeyCacheTtlMs,
+  apiKeyLastUsedWriteIntervalMs,
+  sessionMembershipCacheEntriesMax,
+  sessionMembershipCacheTtlMs,
+  sessionTokenLengthMax,
+} from '../limits.ts';
 import { findApiKeyCredential, touchApiKeyLastUsed, type ApiKeyCredential } from '../db/api-key-repository.ts';
+import { findSessionMembership, type SessionMembership } from '../db/user-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Database } from '../platform/database.ts';
+import type { GatewayKeyring } from '../platform/gateway-keys.ts';
 import { looksLikeApiKey, parseApiKey, secretMatches } from './api-key.ts';
 import { BoundedCache } from './bounded-cache.ts';
+import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from './gateway-jwt.ts';
 import type { Principal } from './principal.ts';
+import { readSessionClaims, type SessionClaims } from './session-token.ts';
 
 /** The NOTIFY channel on which a revoked key id is announced. */
 export const credentialRevocationChannel = 'svc_credential_revoked';
@@ -20,11 +32,14 @@ export interface AuthenticatorLogger {
 export class Authenticator {
   readonly #credentials = new BoundedCache<string, ApiKeyCredential>(apiKeyCacheEntriesMax, apiKeyCacheTtlMs);
   readonly #lastUsedWrittenAtMs = new BoundedCache<string, number>(apiKeyCacheEntriesMax, apiKeyLastUsedWriteIntervalMs);
+  readonly #memberships = new BoundedCache<string, SessionMembership>(sessionMembershipCacheEntriesMax, sessionMembershipCacheTtlMs);
   #listener: pg.Client | undefined;
 
   constructor(
     private readonly database: Database,
     private readonly logger: AuthenticatorLogger,
+    /** The gateway's published keys, against which session JWTs are verified. */
+    private readonly gatewayKeys: GatewayKeyring,
   ) {}
 
   /** Subscribes to revocations from other processes. Failure to subscribe only costs freshness (TTL still holds). */
@@ -54,9 +69,13 @@ export class Authenticator {
     this.#credentials.delete(keyId);
   }
 
+  /** Anything shaped like an API key is tried only as one; every other bearer only as a session JWT. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
-    if (!looksLikeApiKey(token)) throw new ServiceError('auth.credential_invalid');
+    return looksLikeApiKey(token) ? this.#apiKey(token) : this.#session(token);
+  }
+
+  async #apiKey(token: string): Promise<Principal> {
     const parsed = parseApiKey(token);
     if (!parsed) throw new ServiceError('auth.credential_invalid');
 
@@ -84,6 +103,41 @@ export class Authenticator {
       subject: credential.keyId,
       credential: { type: 'api_key', keyId: credential.keyId, keyKind: credential.kind, scopes: credential.scopes },
     };
+  }
+
+  /** A session JWT: signature, audience and times first (gateway-jwt.ts), then our claims, then the membership it
+   * names must still exist with the role the token carries. Only "expired" is told apart from "invalid"; a genuine
+   * token whose membership is gone or whose role changed is "revoked" (sign in again). */
+  async #session(token: string): Promise<Principal> {
+    if (token.length > sessionTokenLengthMax) throw new ServiceError('auth.credential_invalid');
+    let claims: SessionClaims | undefined;
+    try {
+      claims = readSessionClaims(await verifyGatewayJwt(this.gatewayKeys, token, jwtAudiences.session));
+    } catch (error) {
+      if (error instanceof JwtRejectedError && error.reason === 'expired') throw new ServiceError('auth.credential_expired');
+      throw new ServiceError('auth.credential_invalid');
+    }
+    if (!claims) throw new ServiceError('auth.credential_invalid');
+    const membership = await this.#membership(claims.tenantId, claims.userId);
+    if (!membership || membership.role !== claims.role) throw new ServiceError('auth.credential_revoked');
+    return {
+      tenantId: membership.tenantId,
+      tenantUuid: membership.tenantUuid,
+      environment: membership.environment,
+      role: membership.role,
+      subject: claims.userId,
+      credential: { type: 'session', userId: claims.userId, tokenId: claims.tokenId, expiresAt: claims.expiresAt },
+    };
+  }
+
+  /** Read inside the token's tenant, so row-level security applies; only found memberships are cached. */
+  async #membership(tenantId: string, userId: string): Promise<SessionMembership | undefined> {
+    const cacheKey = `${tenantId} ${userId}`;
+    const cached = this.#memberships.get(cacheKey);
+    if (cached) return cached;
+    const membership = await this.database.tenant(tenantId, (tx) => findSessionMembership(tx, tenantId, userId));
+    if (membership) this.#memberships.set(cacheKey, membership);
+    return membership;
   }
 
   /** `last_used_at` is coarse on purpose: at most one write per key per interval per process, off the request path. */

@@ -7,10 +7,13 @@ export interface Principal {
   readonly tenantUuid: string;
   readonly environment: Environment;
   readonly role: Role;
-  /** Stable identifier of the caller within the tenant: the key id for API keys. */
+  /** Stable identifier of the caller within the tenant: the key id for API keys, the user id for sessions. */
   readonly subject: string;
-  readonly credential: ApiKeyCredentialRef;
+  readonly credential: CredentialRef;
 }
+
+/** What the caller presented: a service-account API key, or a person's session JWT. */
+export type CredentialRef = ApiKeyCredentialRef | SessionCredentialRef;
 
 export interface ApiKeyCredentialRef {
   readonly type: 'api_key';
@@ -18,4 +21,13 @@ export interface ApiKeyCredentialRef {
   readonly keyKind: ApiKeyKind;
   /** Scopes of a restricted key; empty for a standard key, which is limited by its role alone. */
   readonly scopes: readonly string[];
+}
+
+/** A session is bound by its role alone, like a standard key. */
+export interface SessionCredentialRef {
+  readonly type: 'session';
+  readonly userId: string;
+  /** The token's `jti`. */
+  readonly tokenId: string;
+  readonly expiresAt: Date;
 }

@@ -24,6 +24,13 @@ export const errorCatalogue = {
   'auth.role_insufficient': { status: 403, message: 'The credential does not have a role that may call this route.' },
   'auth.scope_insufficient': { status: 403, message: 'The restricted key does not carry a scope this route needs.' },
 
+  // ---- sign-in: one-time codes, session tokens, users (docs/sign-in.md) ----
+  'auth.code_invalid': { status: 401, message: 'The sign-in code is wrong, expired or already used, or the challenge is locked after too many attempts; start again.' },
+  'auth.tenant_required': { status: 409, message: 'The email belongs to several tenants, or not to the one named; repeat with tenant_id set to one of details.tenant_ids.' },
+  'auth.credential_expired': { status: 401, message: 'The session token has expired; sign in again.' },
+  'user.email_invalid': { status: 400, message: 'An email address is 3 to 254 characters: a local part, "@" and a domain, without spaces or control characters.' },
+  'user.already_member': { status: 409, message: 'This email is already a member of the tenant.' },
+
   // ---- tenant ----
   'tenant.not_found': { status: 404, message: 'No such tenant.' },
   'tenant.already_exists': { status: 409, message: 'A tenant with this tenant_id already exists.' },
@@ -117,6 +124,18 @@ export const errorCatalogue = {
   'evidence.payload_not_object': { status: 422, message: 'Evidence payload must be a JSON object.' },
   'evidence.schema_mismatch': { status: 422, message: "The evidence payload does not match the intent's evidence_schema." },
   'evidence.payee_mismatch': { status: 422, message: 'The payee_did or payee_pubkey is not the one committed when the intent was created.' },
+
+  // ---- spend_decision and sandbox: POST /verify reservations, sandbox guardrails (docs/capabilities.md) ----
+  'spend_decision.not_found': { status: 404, message: 'No such spend decision.' },
+  'spend_decision.already_completed': { status: 409, message: 'The spend decision was already completed with the other outcome.' },
+  'sandbox.live_tenant': { status: 403, message: 'Sandbox guardrail routes are for sandbox tenants only.' },
+  'sandbox.completion_conflict': { status: 400, message: 'Give either completion_preset, or template_id with optional parameters and evidence_schema; not both, and not neither.' },
+  'sandbox.preset_unknown': { status: 400, message: 'No archetype preset has this completion_preset id.' },
+  'sandbox.metadata_too_large': { status: 400, message: 'The metadata object is larger than the limit.' },
+  'sandbox.operation_mismatch': { status: 422, message: 'The operation is not the one the sandbox guardrail intent was bootstrapped for.' },
+
+  // ---- rate_limit: gateway rate limits (docs/operations.md "Rate limits") ----
+  'rate_limit.exceeded': { status: 429, message: 'Too many requests for this credential or client address; retry after the seconds in Retry-After.' },
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },

@@ -59,8 +59,9 @@ export const access = fastifyPlugin(
       if (!routeAccess.roles.includes(principal.role)) {
         throw new ServiceError('auth.role_insufficient', { details: { required_roles: routeAccess.roles } });
       }
+      // Scopes bind restricted API keys only; standard keys and sessions are bound by role alone.
       const { credential } = principal;
-      if (credential.keyKind === 'restricted' && routeAccess.scope !== 'any') {
+      if (credential.type === 'api_key' && credential.keyKind === 'restricted' && routeAccess.scope !== 'any') {
         if (routeAccess.scope === undefined || !credential.scopes.includes(routeAccess.scope)) {
           throw new ServiceError('auth.scope_insufficient', { details: { required_scope: routeAccess.scope ?? null } });
         }

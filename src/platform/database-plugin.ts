@@ -23,7 +23,7 @@ export interface DatabasePluginOptions {
 export const databasePlugin = fastifyPlugin(
   async (app: FastifyInstance, options: DatabasePluginOptions) => {
     const database = new Database(options.connection);
-    const authenticator = new Authenticator(database, app.log);
+    const authenticator = new Authenticator(database, app.log, options.gatewayKeys);
     await authenticator.start(options.connection);
     app.decorate('database', database);
     app.decorate('authenticator', authenticator);

@@ -1,5 +1,6 @@
 // JSON helpers the parser and the evaluator share: own-property reads (never the prototype chain), JSON types,
-// JSON equality compiled from the expected value, and the two ways a path is written (pointer, human text).
+// JSON equality against a rule's expected value, and the two ways a path is written (pointer, human text).
+import { quoteJsonString } from '../signing/canonical-json.ts';
 import type { EvidencePath, JsonTypeName, JsonValue } from './ast.ts';
 
 export type JsonObject = { readonly [key: string]: unknown };
@@ -54,61 +55,75 @@ function countOwnMembers(object: JsonObject, stopAfter: number): number {
   return count;
 }
 
-export type EqualityMatcher = (observed: unknown) => boolean;
-
-/** Compiles JSON equality against a fixed expected value: numbers by value (1 equals 1.0, -0 equals 0),
- * objects by their set of keys in any order, arrays element by element in order. The work done per call is
- * bounded by the expected value, never by the observed one. */
-export function compileEqualityMatcher(expected: JsonValue): EqualityMatcher {
-  if (expected === null || typeof expected !== 'object') {
-    return (observed) => observed === expected;
-  }
+/** JSON equality of an observed value with a rule's expected value (a validated copy: plain, finite, frozen):
+ * numbers by value (1 equals 1.0, -0 equals 0), objects by their set of own keys in any order, arrays element
+ * by element in order. The work is bounded by the expected value, never by the observed one, and nothing is
+ * allocated. */
+export function equalsExpected(expected: JsonValue, observed: unknown): boolean {
+  if (expected === null || typeof expected !== 'object') return observed === expected;
+  if (typeof observed !== 'object' || observed === null) return false;
   if (Array.isArray(expected)) {
-    const elementMatchers = (expected as readonly JsonValue[]).map(compileEqualityMatcher);
-    const length = elementMatchers.length;
-    return (observed) => {
-      if (!Array.isArray(observed) || observed.length !== length) return false;
-      for (let index = 0; index < length; index += 1) {
-        if (!(elementMatchers[index] as EqualityMatcher)(observed[index])) return false;
-      }
-      return true;
-    };
-  }
-  const expectedObject = expected as { readonly [key: string]: JsonValue };
-  const keys = Object.keys(expectedObject);
-  const memberMatchers = keys.map((key) => compileEqualityMatcher(expectedObject[key] as JsonValue));
-  return (observed) => {
-    if (!isJsonObject(observed)) return false;
-    for (let index = 0; index < keys.length; index += 1) {
-      const key = keys[index] as string;
-      if (!Object.hasOwn(observed, key)) return false;
-      if (!(memberMatchers[index] as EqualityMatcher)(observed[key])) return false;
+    if (!Array.isArray(observed)) return false;
+    const length = (expected as readonly JsonValue[]).length;
+    if (observed.length !== length) return false;
+    for (let index = 0; index < length; index += 1) {
+      if (!equalsExpected((expected as readonly JsonValue[])[index] as JsonValue, observed[index])) return false;
     }
-    return countOwnMembers(observed, keys.length) === keys.length;
-  };
+    return true;
+  }
+  if (Array.isArray(observed)) return false;
+  const expectedObject = expected as { readonly [key: string]: JsonValue };
+  let keyCount = 0;
+  for (const key in expectedObject) {
+    // The copy has only own members; the check keeps a polluted Object.prototype out.
+    if (!Object.hasOwn(expectedObject, key)) continue;
+    keyCount += 1;
+    if (!Object.hasOwn(observed, key)) return false;
+    if (!equalsExpected(expectedObject[key] as JsonValue, (observed as JsonObject)[key])) return false;
+  }
+  return countOwnMembers(observed as JsonObject, keyCount) === keyCount;
 }
 
 /** RFC 6901 JSON Pointer of an evidence path: `["a","b/c"]` → `/a/b~1c`. */
 export function jsonPointer(segments: readonly (string | number)[]): string {
   let pointer = '';
-  for (const segment of segments) {
-    const text = String(segment);
-    const needsEscape = text.includes('~') || text.includes('/');
-    pointer += '/' + (needsEscape ? text.replaceAll('~', '~0').replaceAll('/', '~1') : text);
-  }
+  for (let index = 0; index < segments.length; index += 1) pointer += '/' + pointerSegment(String(segments[index]));
   return pointer;
 }
 
-const plainSegmentPattern = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** One JSON Pointer reference token: `~` → `~0`, `/` → `~1`. */
+export function pointerSegment(text: string): string {
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code === 0x7e || code === 0x2f) return text.replaceAll('~', '~0').replaceAll('/', '~1');
+  }
+  return text;
+}
 
 /** A path for a human sentence: `status`, `payload.http_status`, `payload["a.b"]`. */
 export function humanPath(path: EvidencePath): string {
   let text = '';
-  for (const segment of path) {
-    if (plainSegmentPattern.test(segment)) text += text === '' ? segment : `.${segment}`;
-    else text += `[${JSON.stringify(segment)}]`;
-  }
+  for (let index = 0; index < path.length; index += 1) text += humanSegment(path[index] as string, text === '');
   return text;
+}
+
+/** One segment of humanPath: `name` (`.name` after a segment) when it is a plain name, else `["…"]`. */
+export function humanSegment(segment: string, first: boolean): string {
+  if (!isPlainSegment(segment)) return '[' + quoteJsonString(segment) + ']';
+  return first ? segment : '.' + segment;
+}
+
+/** True for a segment matching /^[A-Za-z_][A-Za-z0-9_-]*$/, checked without a regular expression. */
+function isPlainSegment(segment: string): boolean {
+  const length = segment.length;
+  if (length === 0) return false;
+  for (let index = 0; index < length; index += 1) {
+    const code = segment.charCodeAt(index);
+    if ((code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || code === 0x5f) continue; // a-z A-Z _
+    if (index > 0 && ((code >= 0x30 && code <= 0x39) || code === 0x2d)) continue; // 0-9 - after the first
+    return false;
+  }
+  return true;
 }
 
 /** Freezes an object and every object or array inside it, so shared constants cannot be changed by a caller. */

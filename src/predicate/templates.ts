@@ -1,14 +1,13 @@
 // The six managed policy templates of the spec: each turns tenant parameters (defaults from client-wire.md §7.1)
 // into a predicate_dsl document that is then validated like any other, plus a one-sentence human summary.
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
-import { predicateKeyLengthMax, predicatePathSegmentsMax } from '../limits.ts';
+import { predicateKeyLengthMax, predicatePathSegmentsMax, templateStringParameterLengthMax } from '../limits.ts';
 import type { Clause, EvidencePath, PredicateDocument } from './ast.ts';
 import { compilePredicate, type CompiledPredicate } from './compile.ts';
 import { deepFreeze, humanPath, isJsonObject } from './json-value.ts';
 
-/** Longest string parameter (an expected status or event type). Kept beside the templates because it bounds
- * only their parameters; the document byte limit still applies to the materialized rule. */
-export const templateStringParameterLengthMax = 256;
+// Defined in src/limits.ts with every other limit; re-exported here, where it is used.
+export { templateStringParameterLengthMax } from '../limits.ts';
 
 export type TemplateParameterType = 'string[]' | 'string' | 'integer';
 export type TemplateParameterValue = EvidencePath | string | number;

@@ -1,51 +1,34 @@
 // Copies observed evidence into a trace step without letting the evidence decide how much is copied:
 // small values verbatim, anything larger replaced by a summary {type, length?} and flagged `observed_truncated`.
+import { traceObservedNodesMax, traceObservedStringLengthMax } from '../limits.ts';
 import type { ObservedSummary, TraceStepData } from './ast.ts';
 import { isJsonObject, jsonTypeOf } from './json-value.ts';
 
-// These bound a trace, not a request, so they live with the trace. A trace step therefore costs at most
-// about traceObservedNodesMax × traceObservedStringLengthMax characters whatever the evidence holds.
-/** JSON values (each array element, object member and scalar counts one) copied for one observed value. */
-export const traceObservedNodesMax = 16;
-/** UTF-16 code units of one string (or object key) copied verbatim. */
-export const traceObservedStringLengthMax = 128;
+// Defined in src/limits.ts with every other limit; re-exported here, where they are used.
+export { traceObservedNodesMax, traceObservedStringLengthMax } from '../limits.ts';
 
-/** Sets `data.observed` to the value itself when it is small, else to its summary with the flag set. */
-export function recordObserved(data: TraceStepData, observed: unknown): void {
+/** The data of a step that observed a value: `{path, passed, expected, observed}` with the value itself when it
+ * is small, else `{…, observed: summary, observed_truncated: true}`. Each shape is one object literal. */
+export function observedStepData(path: string, passed: boolean, expected: unknown, observed: unknown): TraceStepData {
   switch (typeof observed) {
     case 'boolean':
-      data.observed = observed;
-      return;
+      return { path, passed, expected, observed };
     case 'number':
-      if (Number.isFinite(observed)) {
-        data.observed = observed;
-        return;
-      }
+      if (Number.isFinite(observed)) return { path, passed, expected, observed };
       break;
     case 'string':
-      if (observed.length <= traceObservedStringLengthMax) {
-        data.observed = observed;
-        return;
-      }
+      if (observed.length <= traceObservedStringLengthMax) return { path, passed, expected, observed };
       break;
     case 'object': {
-      if (observed === null) {
-        data.observed = null;
-        return;
-      }
-      const budget = { nodesLeft: traceObservedNodesMax };
-      const copy = copyWithinBudget(observed, budget);
-      if (copy !== undefined) {
-        data.observed = copy;
-        return;
-      }
+      if (observed === null) return { path, passed, expected, observed };
+      const copy = copyWithinBudget(observed, { nodesLeft: traceObservedNodesMax });
+      if (copy !== undefined) return { path, passed, expected, observed: copy };
       break;
     }
     default:
       break;
   }
-  data.observed = summarize(observed);
-  data.observed_truncated = true;
+  return { path, passed, expected, observed: summarize(observed), observed_truncated: true };
 }
 
 function summarize(value: unknown): ObservedSummary {

@@ -1,11 +1,12 @@
 // Periodic maintenance, safe with any number of replicas (one runs it at a time, under an advisory lock):
-// refunds funded intents past their deadline, and forgets idempotency records and recognition nonces that have
-// outlived their use.
+// refunds funded intents past their deadline, and forgets idempotency records, recognition nonces and rate-limit
+// counters that have outlived their use.
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyRecordRetentionMs, maintenanceIntentsPerPassMax } from '../limits.ts';
 import type { Database } from '../platform/database.ts';
 import { deleteExpiredIdempotencyRecords } from '../platform/idempotency.ts';
+import { deleteExpiredRateLimitCounters } from '../platform/rate-limit.ts';
 import { lockIntentIn } from './evidence-service.ts';
 import { settleIntent } from './settlement-service.ts';
 
@@ -18,20 +19,22 @@ export interface MaintenanceReport {
   readonly refunded: number;
   readonly idempotencyRecordsDeleted: number;
   readonly noncesDeleted: number;
+  readonly rateLimitCountersDeleted: number;
 }
 
 export async function runMaintenance(database: Database, now = new Date()): Promise<MaintenanceReport> {
   const client = await database.pool.connect();
   try {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
-    if (!rows[0]!.locked) return { ran: false, refunded: 0, idempotencyRecordsDeleted: 0, noncesDeleted: 0 };
+    if (!rows[0]!.locked) return { ran: false, refunded: 0, idempotencyRecordsDeleted: 0, noncesDeleted: 0, rateLimitCountersDeleted: 0 };
     try {
       const refunded = await refundExpiredIntents(database, now);
-      const { idempotencyRecordsDeleted, noncesDeleted } = await database.system(async (tx) => ({
+      const { idempotencyRecordsDeleted, noncesDeleted, rateLimitCountersDeleted } = await database.system(async (tx) => ({
         idempotencyRecordsDeleted: await deleteExpiredIdempotencyRecords(tx, new Date(now.getTime() - idempotencyRecordRetentionMs)),
         noncesDeleted: await deleteExpiredNonces(tx, now),
+        rateLimitCountersDeleted: await deleteExpiredRateLimitCounters(tx, now.getTime()),
       }));
-      return { ran: true, refunded, idempotencyRecordsDeleted, noncesDeleted };
+      return { ran: true, refunded, idempotencyRecordsDeleted, noncesDeleted, rateLimitCountersDeleted };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
     }

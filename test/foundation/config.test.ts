@@ -5,7 +5,9 @@ import { loadConfig } from '../../src/config.ts';
 
 describe('loadConfig', () => {
   it('defaults to the embedded database, loopback and port 8080', () => {
-    expect(loadConfig({})).toEqual({ databaseUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info', signingKeysJson: undefined, signingKeyFile: undefined });
+    expect(loadConfig({})).toEqual({ databaseUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info', signingKeysJson: undefined, signingKeyFile: undefined,
+      smtpUrl: undefined, smtpFrom: 'svc <no-reply@localhost>',
+      rateLimitPerMinute: 600, rateLimitPublicPerMinute: 120 });
   });
 
   it('treats an empty DATABASE_URL as unset', () => {
@@ -16,9 +18,13 @@ describe('loadConfig', () => {
     expect(loadConfig({
       DATABASE_URL: 'postgresql://u@h/db', SVC_DATA_DIR: '/tmp/x', HOST: '0.0.0.0', PORT: '9000', LOG_LEVEL: 'DEBUG',
       SVC_SIGNING_KEYS: '{"keys":[]}', SVC_SIGNING_KEY_FILE: '/etc/svc/keys.json',
+      SMTP_URL: 'smtps://mailer:pw@smtp.example.com:465', SMTP_FROM: 'Acme <sign-in@example.com>',
+      SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: ' 1000000000 ',
     })).toEqual({
       databaseUrl: 'postgresql://u@h/db', dataDir: '/tmp/x', host: '0.0.0.0', port: 9000, logLevel: 'debug',
       signingKeysJson: '{"keys":[]}', signingKeyFile: '/etc/svc/keys.json',
+      smtpUrl: 'smtps://mailer:pw@smtp.example.com:465', smtpFrom: 'Acme <sign-in@example.com>',
+      rateLimitPerMinute: 5, rateLimitPublicPerMinute: 1_000_000_000,
     });
   });
 
@@ -28,7 +34,21 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, /PORT/],
     [{ PORT: '-1' }, /PORT/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ SMTP_URL: 'http://smtp.example.com' }, /SMTP_URL/],
+    [{ SMTP_URL: 'smtp host' }, /SMTP_URL/],
+    [{ SMTP_FROM: 'nobody' }, /SMTP_FROM/],
+    [{ SMTP_FROM: 'a@b.example\r\nBcc: c@d.example' }, /SMTP_FROM/],
+    [{ SVC_RATE_LIMIT_PER_MINUTE: '0' }, /SVC_RATE_LIMIT_PER_MINUTE/],
+    [{ SVC_RATE_LIMIT_PER_MINUTE: '1.5' }, /SVC_RATE_LIMIT_PER_MINUTE/],
+    [{ SVC_RATE_LIMIT_PER_MINUTE: '1e3' }, /SVC_RATE_LIMIT_PER_MINUTE/],
+    [{ SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: '-1' }, /SVC_RATE_LIMIT_PUBLIC_PER_MINUTE/],
+    [{ SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000001' }, /SVC_RATE_LIMIT_PUBLIC_PER_MINUTE/],
+    [{ REDIS_URL: 'redis://127.0.0.1:6379' }, /REDIS_URL.*not supported yet/],
   ])('rejects %o', (environment, message) => {
     expect(() => loadConfig(environment)).toThrow(message);
+  });
+
+  it('never repeats SMTP_URL, which may carry a password, in its error', () => {
+    expect(() => loadConfig({ SMTP_URL: 'ftp://mailer:hunter2@smtp.example.com' })).toThrow(/^(?![\s\S]*hunter2)/);
   });
 });

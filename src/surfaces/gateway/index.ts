@@ -6,8 +6,12 @@ import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
+import { sandboxGuardrailRoutes } from './routes/sandbox-guardrails.ts';
 import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
+import { signInRoutes } from './routes/sign-in.ts';
+import { spendDecisionRoutes } from './routes/spend-decisions.ts';
+import { verifyRoutes } from './routes/verify.ts';
 
 export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(jwksRoutes);
@@ -17,4 +21,8 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(policyRollbackRoutes);
   await app.register(recognitionRoutes);
   await app.register(settlementConfigRoutes);
+  await app.register(signInRoutes);
+  await app.register(verifyRoutes);
+  await app.register(spendDecisionRoutes);
+  await app.register(sandboxGuardrailRoutes);
 }

@@ -12,8 +12,9 @@ export async function principalRoutes(app: FastifyInstance): Promise<void> {
       environment: principal.environment,
       service_account_role: principal.role,
       roles: [principal.role],
-      key_kind: principal.credential.keyKind,
-      mcp_scopes: principal.credential.scopes,
+      // A person's session reports key_kind "session" and no MCP scopes; its subject is the user id.
+      key_kind: principal.credential.type === 'api_key' ? principal.credential.keyKind : 'session',
+      mcp_scopes: principal.credential.type === 'api_key' ? principal.credential.scopes : [],
       subject: principal.subject,
     };
   });

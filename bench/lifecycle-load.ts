@@ -1,0 +1,246 @@
+// The lifecycle bench's load generator, run in the bench process (a second process to the service, on loopback):
+// clients that each loop create → fund (402) → fund (credential) → evidence → confirm over keep-alive HTTP.
+//
+// Every create and evidence body is signed before the timed window (Ed25519 + BLAKE3 would otherwise compete with
+// the service for the two cores); only the x402 credential, a base64 JSON built from the 402's challenge, is made
+// inside it. Four engine mutations per intent: the fund mutation is the 402 round trip plus the paid one, timed
+// from the first request's send to the second's answer.
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { sandboxX402PaymentSignature } from '../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers } from '../src/rails/x402.ts';
+import { party, signedCreateBody, signedEvidenceBody, type Party } from '../test/helpers/intents.ts';
+
+export const mutations = ['create', 'fund', 'evidence', 'confirm'] as const;
+export type Mutation = (typeof mutations)[number];
+
+export interface PreparedIntent {
+  /** `Bearer <admin key>` of the intent's tenant. */
+  readonly authorization: string;
+  readonly intentId: string;
+  readonly createBody: string;
+  readonly evidenceBody: string;
+}
+
+export interface BenchTenant {
+  readonly tenantId: string;
+  readonly apiKey: string;
+}
+
+/** Signs intents of one principal to one payee, ahead of the window that spends them; with several tenants,
+ * round-robin over them. */
+export class IntentFactory {
+  readonly #tenants: readonly BenchTenant[];
+  readonly #principal: Party = party('did:principal:bench');
+  readonly #payee: Party = party('did:payee:bench');
+  #next = 0;
+
+  constructor(tenants: readonly BenchTenant[]) {
+    this.#tenants = tenants;
+  }
+
+  prepare(count: number): PreparedIntent[] {
+    const prepared: PreparedIntent[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const { tenantId, apiKey } = this.#tenants[this.#next++ % this.#tenants.length]!;
+      const create = signedCreateBody({ tenantId, principal: this.#principal, payee: this.#payee });
+      const intentId = create['intent_id'] as string;
+      const evidence = signedEvidenceBody({ tenantId, intentId, payee: this.#payee, payload: { status: 'completed', cost_cents: 120 } });
+      prepared.push({ authorization: `Bearer ${apiKey}`, intentId, createBody: JSON.stringify(create), evidenceBody: JSON.stringify(evidence) });
+    }
+    return prepared;
+  }
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** POSTs to the service over at most `connections` keep-alive sockets. */
+export class EngineClient {
+  readonly #agent: http.Agent;
+  readonly #host: string;
+  readonly #port: number;
+
+  constructor(baseUrl: string, connections: number) {
+    const url = new URL(baseUrl);
+    this.#host = url.hostname;
+    this.#port = Number(url.port);
+    this.#agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
+  }
+
+  post(authorization: string, path: string, body: string, extraHeaders: Record<string, string> = {}): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const request = http.request(
+        {
+          agent: this.#agent,
+          host: this.#host,
+          port: this.#port,
+          method: 'POST',
+          path,
+          headers: {
+            authorization,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...extraHeaders,
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+}
+
+/** What one bounded run measured. Latencies in milliseconds, of mutations completed inside the window. */
+export interface LoadSample {
+  readonly seconds: number;
+  /** Mutations completed inside the window. */
+  readonly completed: number;
+  readonly mutationsPerSecond: number;
+  readonly latencies: Record<Mutation, number[]>;
+  /** Every HTTP request on its own (the fund mutation is two of them). */
+  readonly requestLatencies: number[];
+  readonly intentsStarted: number;
+  /** True when the run wanted more prepared intents than it was given. */
+  readonly exhausted: boolean;
+  readonly errors: string[];
+}
+
+class Recorder {
+  readonly latencies: Record<Mutation, number[]> = { create: [], fund: [], evidence: [], confirm: [] };
+  readonly requestLatencies: number[] = [];
+  readonly errors: string[] = [];
+  completed = 0;
+  intentsStarted = 0;
+  exhausted = false;
+
+  constructor(readonly windowEnd: number) {}
+
+  /** Records a mutation that finished at `end`, if that is inside the window. */
+  mutation(kind: Mutation, start: number, end: number, requestStarts: readonly number[]): void {
+    if (end > this.windowEnd) return;
+    this.completed += 1;
+    this.latencies[kind].push(end - start);
+    // The fund mutation's two requests: the 402 ends where the paid request starts (the credential is µs).
+    for (let index = 0; index < requestStarts.length; index += 1) {
+      this.requestLatencies.push((requestStarts[index + 1] ?? end) - requestStarts[index]!);
+    }
+  }
+
+  sample(seconds: number): LoadSample {
+    return {
+      seconds,
+      completed: this.completed,
+      mutationsPerSecond: this.completed / seconds,
+      latencies: this.latencies,
+      requestLatencies: this.requestLatencies,
+      intentsStarted: this.intentsStarted,
+      exhausted: this.exhausted,
+      errors: this.errors,
+    };
+  }
+}
+
+/** Runs one intent through its four mutations, stopping before any that would start after the window. */
+async function lifecycle(client: EngineClient, intent: PreparedIntent, recorder: Recorder): Promise<void> {
+  const base = `/harbor/intents/${intent.intentId}`;
+  const fail = (step: string, answer: Answer) => {
+    recorder.errors.push(`${step} ${intent.intentId}: ${answer.status} ${answer.body.slice(0, 300)}`);
+  };
+  recorder.intentsStarted += 1;
+
+  let start = performance.now();
+  const created = await client.post(intent.authorization, '/harbor/intents', intent.createBody);
+  let end = performance.now();
+  if (created.status !== 201) return fail('create', created);
+  recorder.mutation('create', start, end, [start]);
+
+  if (end >= recorder.windowEnd) return;
+  start = performance.now();
+  const challenge = await client.post(intent.authorization, `${base}/fund`, '{}');
+  if (challenge.status !== 402) return fail('fund (challenge)', challenge);
+  const paidStart = performance.now();
+  const credential = sandboxX402PaymentSignature(challenge.headers['payment-required'] as string, { from: sandboxX402Payers.success });
+  const funded = await client.post(intent.authorization, `${base}/fund`, '{}', { 'payment-signature': credential });
+  end = performance.now();
+  if (funded.status !== 200) return fail('fund (credential)', funded);
+  recorder.mutation('fund', start, end, [start, paidStart]);
+
+  if (end >= recorder.windowEnd) return;
+  start = performance.now();
+  const recorded = await client.post(intent.authorization, `${base}/evidence`, intent.evidenceBody);
+  end = performance.now();
+  if (recorded.status !== 200) return fail('evidence', recorded);
+  recorder.mutation('evidence', start, end, [start]);
+
+  if (end >= recorder.windowEnd) return;
+  start = performance.now();
+  const settled = await client.post(intent.authorization, `${base}/settlement/confirm`, '{}');
+  end = performance.now();
+  if (settled.status !== 200) return fail('confirm', settled);
+  recorder.mutation('confirm', start, end, [start]);
+}
+
+/** Closed loop: `clients` workers, each starting its next intent as soon as the last one is settled. */
+export async function closedLoop(client: EngineClient, intents: readonly PreparedIntent[], options: { clients: number; seconds: number }): Promise<LoadSample> {
+  const windowStart = performance.now();
+  const recorder = new Recorder(windowStart + options.seconds * 1000);
+  let next = 0;
+  const worker = async () => {
+    while (performance.now() < recorder.windowEnd) {
+      const intent = intents[next++];
+      if (!intent) {
+        recorder.exhausted = true;
+        return;
+      }
+      await lifecycle(client, intent, recorder);
+    }
+  };
+  await Promise.all(Array.from({ length: options.clients }, worker));
+  return recorder.sample(options.seconds);
+}
+
+/** Open loop at a fixed rate: an intent starts every 4 / mutationsPerSecond seconds, whatever is in flight. */
+export async function pacedLoop(client: EngineClient, intents: readonly PreparedIntent[], options: { mutationsPerSecond: number; seconds: number }): Promise<LoadSample> {
+  const windowStart = performance.now();
+  const recorder = new Recorder(windowStart + options.seconds * 1000);
+  const intervalMs = (1000 * mutations.length) / options.mutationsPerSecond;
+  const running: Promise<void>[] = [];
+  for (let index = 0; ; index += 1) {
+    const due = windowStart + index * intervalMs;
+    if (due >= recorder.windowEnd) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const intent = intents[index];
+    if (!intent) {
+      recorder.exhausted = true;
+      break;
+    }
+    running.push(lifecycle(client, intent, recorder));
+  }
+  await Promise.all(running);
+  return recorder.sample(options.seconds);
+}
+
+/** The value below which `fraction` of `values` lie (nearest rank). */
+export function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
+}
+
+/** Every mutation's latency of a sample, pooled. */
+export const allMutationLatencies = (sample: LoadSample): number[] => mutations.flatMap((kind) => sample.latencies[kind]);

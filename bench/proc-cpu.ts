@@ -1,0 +1,73 @@
+// CPU seconds spent by processes, from Linux /proc: the lifecycle bench uses it to show where the two cores go
+// during a loaded window (service process, Postgres backends, the load generator). Elsewhere it answers NaN.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat; 100 on every Linux we run on. */
+const ticksPerSecond = 100;
+
+function statFields(pid: number | string): { comm: string; cpuTicks: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // Gone, or no /proc.
+  }
+  // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split after the last ')'.
+  const close = text.lastIndexOf(')');
+  const comm = text.slice(text.indexOf('(') + 1, close);
+  const rest = text.slice(close + 2).split(' ');
+  // rest[0] is field 3 (state); utime and stime are fields 14 and 15.
+  return { comm, cpuTicks: Number(rest[11]) + Number(rest[12]) };
+}
+
+/** User + system CPU seconds of one process so far (NaN when /proc cannot tell). */
+export function processCpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? fields.cpuTicks / ticksPerSecond : Number.NaN;
+}
+
+/** User + system CPU seconds of every live process named `postgres` (postmaster, backends, WAL writer, …). */
+export function postgresCpuSeconds(): number {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return Number.NaN;
+  }
+  let ticks = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(entry);
+    if (fields?.comm === 'postgres') ticks += fields.cpuTicks;
+  }
+  return ticks / ticksPerSecond;
+}
+
+export interface CpuBreakdown {
+  /** Cores used on average over the window by each party. */
+  readonly service: number;
+  readonly postgres: number;
+  readonly loadGenerator: number;
+}
+
+/** Starts a window; `end()` answers the average cores each party used during it. */
+export function cpuWindow(servicePid: number): { end(): CpuBreakdown } {
+  const startedAt = performance.now();
+  const service = processCpuSeconds(servicePid);
+  const postgres = postgresCpuSeconds();
+  const self = process.cpuUsage();
+  return {
+    end() {
+      const seconds = (performance.now() - startedAt) / 1000;
+      const selfUsed = process.cpuUsage(self);
+      return {
+        service: (processCpuSeconds(servicePid) - service) / seconds,
+        postgres: (postgresCpuSeconds() - postgres) / seconds,
+        loadGenerator: (selfUsed.user + selfUsed.system) / 1e6 / seconds,
+      };
+    },
+  };
+}
+
+export const formatCpu = (cpu: CpuBreakdown) =>
+  `cores used: service ${cpu.service.toFixed(2)}, postgres ${cpu.postgres.toFixed(2)}, load generator ${cpu.loadGenerator.toFixed(2)}`;

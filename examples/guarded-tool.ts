@@ -1,0 +1,88 @@
+// The one-minute example (`npm run example`): a paid tool guarded by an escrowed intent on a sandbox tenant —
+// open a session, create and sign an intent, fund it through the 402 handshake, verify the capability before the
+// tool runs, submit signed evidence, confirm, and verify the ledger on the client. Needs SVC_API_KEY.
+import { decodeX402PaymentRequired, generateKey, sandboxCredential, SvcClient, SvcError, type FundChallenge } from 'svc-settlement/sdk';
+
+const apiKey = process.env['SVC_API_KEY'];
+if (!apiKey) {
+  console.error('Set SVC_API_KEY to a sandbox tenant\'s key: npx svc tenant create --tenant-id example --environment sandbox --json');
+  process.exit(2);
+}
+
+let stepNumber = 0;
+const step = (title: string, ...details: string[]) => {
+  stepNumber += 1;
+  console.log(`${stepNumber}. ${title}`);
+  for (const detail of details) console.log(`   ${detail}`);
+};
+
+/** The paid tool: a search API that charges per call. Here it answers locally; a real one would call a vendor. */
+async function paidSearch(query: string): Promise<{ results: string[]; costCents: number; vendorRef: string }> {
+  return { results: [`${query}: result 1`, `${query}: result 2`], costCents: 120, vendorRef: `srch_${Date.now()}` };
+}
+
+async function main(): Promise<void> {
+  // Base URL: SVC_GATEWAY_URL, else SVC_GATEWAY_BASE_URL, else http://127.0.0.1:8080. The tenant comes from the key.
+  const client = await SvcClient.open({ apiKey, expectedEnvironment: 'sandbox' });
+  step('Session opened', `tenant ${client.tenantId} (${client.environment}) at ${client.gatewayBaseUrl}`);
+
+  // The principal pays; the payee (the tool's vendor) is paid on release. Each signs with its own Ed25519 key.
+  const principal = { did: 'did:example:principal-alice', key: generateKey().key };
+  const payee = { did: 'did:example:search-vendor', key: generateKey().key };
+  const intent = await client.intents.create({
+    principal,
+    payee: { did: payee.did, publicKey: payee.key },
+    amountCents: 250,
+    currency: 'usd',
+    deadline: new Date(Date.now() + 60 * 60 * 1000),
+    settlementRail: 'x402_usdc_base',
+    allowedTools: ['search.web'],
+    evidenceSchema: { type: 'object', properties: { status: { type: 'string' }, cost_cents: { type: 'integer' }, vendor_ref: { type: 'string' } }, required: ['status', 'cost_cents'] },
+    // Release only if the search completed and cost no more than the escrowed amount.
+    predicate: { version: 1, root: { op: 'and', clauses: [{ op: 'completion', path: ['status'], value: 'completed' }, { op: 'budget_cap', path: ['cost_cents'] }] } },
+  });
+  step('Intent created and signed by the principal (signing v6)', `intent ${intent.intent_id}: ${intent.amount_cents} ${intent.currency} on ${intent.settlement_rail}, state ${intent.state}`);
+
+  const funded = await client.intents.fund(intent.intent_id, {
+    credential: (challenge: FundChallenge) => {
+      const offer = decodeX402PaymentRequired(challenge.paymentRequired!).accepts[0]!;
+      console.log(`   402 challenge: pay ${offer['amount']} USDC base units on ${offer['network']} to ${offer['payTo']}`);
+      return sandboxCredential('success')(challenge);
+    },
+  });
+  step('Intent funded through the x402 402 handshake', `state ${funded.intent.state}, funding ${funded.intent.funding?.status}, capability token ${funded.capabilityToken.slice(0, 16)}…`);
+
+  const search = await client.capabilities.guard(
+    { intentId: intent.intent_id, token: funded.capabilityToken, operation: 'search.web', requestedSpendCents: 120 },
+    async (decision) => {
+      step('Capability verified before the tool runs', `allow ${decision.allow}, decision ${decision.decision_id}, ${decision.remaining_cents} cents left`);
+      return paidSearch('escrow for agents');
+    },
+  );
+  step('Paid tool ran; its spend decision was completed as consumed', `${search.results.length} results, cost ${search.costCents} cents, vendor ref ${search.vendorRef}`);
+
+  const evidence = await client.intents.submitEvidence(intent.intent_id, {
+    payee,
+    payload: { status: 'completed', cost_cents: search.costCents, vendor_ref: search.vendorRef },
+  });
+  step('Evidence signed by the payee and evaluated', `predicate passed: ${evidence.predicate_passed}, state ${evidence.state}`);
+
+  const settled = await client.intents.confirm(intent.intent_id, { expectedAction: 'release' });
+  step('Settlement confirmed', `state ${settled.state}: ${settled.settlement.action} (${settled.settlement.reason}), ledger rows ${settled.settlement.ledger_seq_first}..${settled.settlement.ledger_seq_last}`);
+
+  const ledger = await client.ledger.verifyChain();
+  step(
+    'Ledger verified on the client',
+    `${ledger.rows} rows, ${ledger.transactions} transactions, tip ${ledger.tipSeq} ${ledger.tipRowHashHex}`,
+    `checkpoint at ${ledger.checkpoint.ledgerSeq} signed by ${ledger.checkpoint.kid}: signature ${ledger.checkpoint.signatureValid ? 'valid' : 'INVALID'}, chain ${ledger.checkpoint.chainMatches ? 'matches' : 'DOES NOT MATCH'}`,
+    `payee payable ${ledger.balances[`payee:${payee.did}:payable`] ?? 0} cents`,
+  );
+  if (!ledger.ok) throw new Error(`ledger problems: ${ledger.problems.join('; ')}`);
+  console.log('ledger verified');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof SvcError) console.error(`${error.name}: ${error.message}`);
+  else console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+// Spend decisions: the cents POST /verify reserved against an intent, until the guarded tool reports back
+// (consumed) or gives them up (released). The caller locks the intent row while it sums and inserts.
+import type { Queryable } from '../platform/database.ts';
+
+export type SpendDecisionStatus = 'reserved' | 'consumed' | 'released';
+export type SpendOutcome = Exclude<SpendDecisionStatus, 'reserved'>;
+
+export interface SpendDecision {
+  readonly decisionId: string;
+  readonly intentId: string;
+  readonly auditId: string;
+  readonly operation: string;
+  readonly requestedCents: number;
+  readonly status: SpendDecisionStatus;
+  readonly createdAt: Date;
+  readonly completedAt: Date | null;
+}
+
+/** What an intent's decisions hold: reserved and not yet completed, and consumed for good. Released ones hold nothing. */
+export interface SpendTotals {
+  readonly reservedCents: bigint;
+  readonly consumedCents: bigint;
+}
+
+interface DecisionRow {
+  decision_id: string;
+  intent_id: string;
+  audit_id: string;
+  operation: string;
+  requested_cents: string;
+  status: SpendDecisionStatus;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+const columns = 'decision_id, intent_id, audit_id, operation, requested_cents, status, created_at, completed_at';
+
+const toDecision = (row: DecisionRow): SpendDecision => ({
+  decisionId: row.decision_id,
+  intentId: row.intent_id,
+  auditId: row.audit_id,
+  operation: row.operation,
+  // BIGINT arrives as text; requested amounts are bounded to safe integers at the door.
+  requestedCents: Number(row.requested_cents),
+  status: row.status,
+  createdAt: row.created_at,
+  completedAt: row.completed_at,
+});
+
+export async function sumSpend(tx: Queryable, tenantId: string, intentId: string): Promise<SpendTotals> {
+  const { rows } = await tx.query<{ reserved: string; consumed: string }>(
+    `SELECT COALESCE(SUM(requested_cents) FILTER (WHERE status = 'reserved'), 0)::text AS reserved,
+            COALESCE(SUM(requested_cents) FILTER (WHERE status = 'consumed'), 0)::text AS consumed
+     FROM spend_decisions WHERE tenant_id = $1 AND intent_id = $2 AND status <> 'released'`,
+    [tenantId, intentId],
+  );
+  return { reservedCents: BigInt(rows[0]!.reserved), consumedCents: BigInt(rows[0]!.consumed) };
+}
+
+export async function insertSpendDecision(
+  tx: Queryable,
+  tenantId: string,
+  decision: { decisionId: string; intentId: string; auditId: string; operation: string; requestedCents: number },
+): Promise<SpendDecision> {
+  const { rows } = await tx.query<DecisionRow>(
+    `INSERT INTO spend_decisions (tenant_id, decision_id, intent_id, audit_id, operation, requested_cents, status)
+     VALUES ($1, $2, $3, $4, $5, $6, 'reserved') RETURNING ${columns}`,
+    [tenantId, decision.decisionId, decision.intentId, decision.auditId, decision.operation, decision.requestedCents],
+  );
+  return toDecision(rows[0]!);
+}
+
+export async function findSpendDecision(tx: Queryable, tenantId: string, decisionId: string): Promise<SpendDecision | undefined> {
+  const { rows } = await tx.query<DecisionRow>(`SELECT ${columns} FROM spend_decisions WHERE tenant_id = $1 AND decision_id = $2`, [tenantId, decisionId]);
+  return rows[0] && toDecision(rows[0]);
+}
+
+/** Completes a reserved decision; undefined when it is not (or no longer) reserved. The row lock of the UPDATE
+ * makes two concurrent completions queue, and the second sees the first's outcome. */
+export async function completeReservedDecision(tx: Queryable, tenantId: string, decisionId: string, outcome: SpendOutcome): Promise<SpendDecision | undefined> {
+  const { rows } = await tx.query<DecisionRow>(
+    `UPDATE spend_decisions SET status = $3, completed_at = now()
+     WHERE tenant_id = $1 AND decision_id = $2 AND status = 'reserved' RETURNING ${columns}`,
+    [tenantId, decisionId, outcome],
+  );
+  return rows[0] && toDecision(rows[0]);
+}

@@ -1,0 +1,270 @@
+// Gateway rate limits (docs/operations.md "Rate limits", docs/decisions.md "Rate limiting"). Authenticated routes
+// are limited per API key, public routes per client address; /healthz and /readyz never. The counters are
+// fixed windows in Postgres (migrations/0007_rate_limits.sql), shared by every replica: nothing here decides
+// from process memory what another replica could contradict.
+//
+// One process does not send one UPSERT per request: requests of one bucket that arrive while its UPSERT is in
+// flight wait and go together in the next one (`hits = hits + n`), and each learns its exact position in the
+// shared counter from the returned total. So the budget stays exact across replicas (at most `quota` requests
+// per window are admitted, and every admitted one is counted), while a busy key costs about one round trip per
+// database latency instead of one per request. A bucket seen full in this window is refused locally until the
+// window ends: counters only grow within a window, so that answer cannot become wrong.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import type pg from 'pg';
+import type { Principal } from '../credentials/principal.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import { principalOf } from './access.ts';
+import type { Queryable } from './database.ts';
+
+/** One quota policy: `quota` requests per `windowSeconds`, named in the RateLimit headers. */
+export interface RateLimitPolicy {
+  /** A Structured Field String: lowercase letters, digits and `-`. */
+  readonly name: string;
+  readonly quota: number;
+  readonly windowSeconds: number;
+}
+
+export interface RateLimitSettings {
+  /** Requests per window one API key may make to authenticated routes. */
+  readonly perCredential: number;
+  /** Requests per window one client address may make to public routes. */
+  readonly perAddress: number;
+  /** The window; the configuration is per minute (60), tests use shorter ones. */
+  readonly windowSeconds?: number;
+  /** Where the counters live; default Postgres through the app's pool. */
+  readonly store?: RateLimitStore;
+}
+
+/** The shared counter behind the limiter. Postgres today; a Redis store (INCRBY + PEXPIRE) fits the same shape. */
+export interface RateLimitStore {
+  /** Adds `hits` to the counter of `bucket` in the window `[windowStartMs, windowStartMs + windowMs)` and returns the
+   * counter's value after the addition, as every replica sees it. */
+  increment(bucket: string, windowStartMs: number, windowMs: number, hits?: number): Promise<number>;
+}
+
+export interface RateLimitDecision {
+  readonly allowed: boolean;
+  /** Requests left in this window after this one (0 when refused). */
+  readonly remaining: number;
+  /** Whole seconds until the window ends and the quota is whole again, at least 1. */
+  readonly resetSeconds: number;
+}
+
+/** Routes that are never limited: load balancers and orchestrators poll them, and they must answer under a flood. */
+const unlimitedRoutes: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+/** Buckets remembered as full for the rest of their window, per process. Only an optimization: forgetting one
+ * costs a round trip, never a wrong answer. */
+const exhaustedBucketsMax = 10_000;
+
+const policyNamePattern = /^[a-z][a-z0-9-]{0,31}$/;
+/** Subjects kept readable in the bucket key; anything else (a long or odd forwarded address) is hashed. */
+const plainSubjectPattern = /^[A-Za-z0-9_.:%-]{1,64}$/;
+
+export const defaultRateLimitWindowSeconds = 60;
+
+export function rateLimitPolicies(settings: RateLimitSettings): { readonly credential: RateLimitPolicy; readonly address: RateLimitPolicy } {
+  const windowSeconds = settings.windowSeconds ?? defaultRateLimitWindowSeconds;
+  return {
+    credential: checkedPolicy({ name: 'credential', quota: settings.perCredential, windowSeconds }),
+    address: checkedPolicy({ name: 'ip', quota: settings.perAddress, windowSeconds }),
+  };
+}
+
+function checkedPolicy(policy: RateLimitPolicy): RateLimitPolicy {
+  if (!policyNamePattern.test(policy.name)) throw new Error(`rate-limit policy name ${JSON.stringify(policy.name)} is not a plain token`);
+  if (!Number.isSafeInteger(policy.quota) || policy.quota < 1) throw new Error(`rate-limit quota of ${policy.name} must be a positive integer`);
+  if (!Number.isSafeInteger(policy.windowSeconds) || policy.windowSeconds < 1) {
+    throw new Error(`rate-limit window of ${policy.name} must be a positive whole number of seconds`);
+  }
+  return Object.freeze({ ...policy });
+}
+
+/** The counter key of a subject under a policy: `credential:key_…`, `ip:203.0.113.7`. */
+export function bucketKey(policy: RateLimitPolicy, subject: string): string {
+  const readable = plainSubjectPattern.test(subject) ? subject : `sha256-${createHash('sha256').update(subject).digest('hex')}`;
+  return `${policy.name}:${readable}`;
+}
+
+/** Whose budget an authenticated request spends: the API key's id (`key_…`), or for a session the user's id
+ * (`usr_…`), so that signing in again does not buy a fresh budget. */
+export function credentialSubject(principal: Principal): string {
+  return principal.credential.type === 'api_key' ? principal.credential.keyId : principal.credential.userId;
+}
+
+/** The five headers every limited answer carries (draft-ietf-httpapi-ratelimit-headers-10 plus the X- trio);
+ * a 429 adds Retry-After. `X-RateLimit-Reset` is delta seconds like `t`, not an epoch time. */
+export function rateLimitHeaders(policy: RateLimitPolicy, decision: RateLimitDecision): Record<string, string> {
+  return {
+    'ratelimit-policy': `"${policy.name}";q=${policy.quota};w=${policy.windowSeconds}`,
+    ratelimit: `"${policy.name}";r=${decision.remaining};t=${decision.resetSeconds}`,
+    'x-ratelimit-limit': String(policy.quota),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetSeconds),
+  };
+}
+
+interface Waiter {
+  resolve(position: number): void;
+  reject(error: unknown): void;
+}
+
+interface Slot {
+  readonly bucket: string;
+  readonly windowStartMs: number;
+  readonly windowMs: number;
+  waiting: Waiter[];
+  inFlight: boolean;
+}
+
+/** Decides one request at a time against the shared store, coalescing concurrent requests of a bucket. */
+export class RateLimiter {
+  readonly #store: RateLimitStore;
+  readonly #now: () => number;
+  /** Buckets with requests waiting or an UPSERT in flight, by window and bucket; empty when the process is idle. */
+  readonly #slots = new Map<string, Slot>();
+  /** Bucket → end of the window in which it was seen full. */
+  readonly #exhausted = new Map<string, number>();
+
+  constructor(store: RateLimitStore, now: () => number = Date.now) {
+    this.#store = store;
+    this.#now = now;
+  }
+
+  async hit(policy: RateLimitPolicy, subject: string): Promise<RateLimitDecision> {
+    const windowMs = policy.windowSeconds * 1000;
+    const startedAt = this.#now();
+    const windowStartMs = startedAt - (startedAt % windowMs);
+    const windowEndMs = windowStartMs + windowMs;
+    const bucket = bucketKey(policy, subject);
+    const position = this.#exhausted.get(bucket) === windowEndMs ? Number.POSITIVE_INFINITY : await this.#enqueue(bucket, windowStartMs, windowMs);
+    if (position >= policy.quota && Number.isFinite(position)) this.#rememberExhausted(bucket, windowEndMs);
+    // Seconds until the window this request was counted in ends; at least 1, also when it ended meanwhile.
+    const resetSeconds = Math.max(1, Math.ceil((windowEndMs - this.#now()) / 1000));
+    const allowed = position <= policy.quota;
+    return { allowed, remaining: allowed ? policy.quota - position : 0, resetSeconds };
+  }
+
+  #enqueue(bucket: string, windowStartMs: number, windowMs: number): Promise<number> {
+    const slotKey = `${windowStartMs}|${bucket}`;
+    let slot = this.#slots.get(slotKey);
+    if (slot === undefined) {
+      slot = { bucket, windowStartMs, windowMs, waiting: [], inFlight: false };
+      this.#slots.set(slotKey, slot);
+    }
+    const position = new Promise<number>((resolve, reject) => slot.waiting.push({ resolve, reject }));
+    if (!slot.inFlight) this.#flush(slotKey, slot);
+    return position;
+  }
+
+  /** Sends everything waiting in `slot` as one increment; what arrives meanwhile goes in the next one. */
+  #flush(slotKey: string, slot: Slot): void {
+    const batch = slot.waiting;
+    slot.waiting = [];
+    slot.inFlight = true;
+    this.#store
+      .increment(slot.bucket, slot.windowStartMs, slot.windowMs, batch.length)
+      .then(
+        (total) => {
+          const before = total - batch.length;
+          batch.forEach((waiter, index) => waiter.resolve(before + index + 1));
+        },
+        (error: unknown) => {
+          for (const waiter of batch) waiter.reject(error);
+        },
+      )
+      .finally(() => {
+        slot.inFlight = false;
+        if (slot.waiting.length > 0) this.#flush(slotKey, slot);
+        else this.#slots.delete(slotKey);
+      });
+  }
+
+  #rememberExhausted(bucket: string, windowEndMs: number): void {
+    if (this.#exhausted.size >= exhaustedBucketsMax) {
+      const now = this.#now();
+      for (const [key, end] of this.#exhausted) if (end <= now) this.#exhausted.delete(key);
+      if (this.#exhausted.size >= exhaustedBucketsMax) this.#exhausted.clear();
+    }
+    this.#exhausted.set(bucket, windowEndMs);
+  }
+}
+
+/** The role the counter statement runs as (migrations/0001_init.sql); the table grants nothing to svc_app. */
+const counterRole = 'svc_system';
+
+/** Counters in Postgres (`rate_limit_counters`). One round trip per increment: the transaction, its role, the
+ * UPSERT and the commit travel as one simple-protocol query, with asynchronous commit (a counter is not worth an
+ * fsync; the table is unlogged anyway). */
+export class PostgresRateLimitStore implements RateLimitStore {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  async increment(bucket: string, windowStartMs: number, windowMs: number, hits = 1): Promise<number> {
+    for (const value of [windowStartMs, windowMs, hits]) {
+      // They are written into the statement as literals, so they must be plain integers.
+      if (!Number.isSafeInteger(value) || value < 0) throw new Error('rate-limit increment needs non-negative safe integers');
+    }
+    const client = await this.#pool.connect();
+    let broken: Error | undefined;
+    try {
+      const statement =
+        `BEGIN; SET LOCAL ROLE ${counterRole}; SET LOCAL synchronous_commit = off; ` +
+        `INSERT INTO rate_limit_counters AS c (bucket, window_start_ms, window_end_ms, hits) ` +
+        `VALUES (${client.escapeLiteral(bucket)}, ${windowStartMs}, ${windowStartMs + windowMs}, ${hits}) ` +
+        `ON CONFLICT (bucket, window_start_ms, window_end_ms) DO UPDATE SET hits = c.hits + EXCLUDED.hits RETURNING c.hits; COMMIT`;
+      // A multi-statement query answers with one result per statement.
+      const results = (await client.query(statement)) as unknown as Array<pg.QueryResult<{ hits: string }>>;
+      const row = results.find((result) => result.command === 'INSERT')?.rows[0];
+      if (row === undefined) throw new Error('rate-limit UPSERT returned no row');
+      return Number(row.hits);
+    } catch (error) {
+      // The statement may have failed inside its BEGIN: the connection's transaction state is unknown, drop it.
+      broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** Deletes counters of windows that ended before `beforeMs` (the maintenance pass; any replica's late request
+ * for an old window would only recreate a row that the next pass deletes). */
+export async function deleteExpiredRateLimitCounters(tx: Queryable, beforeMs: number): Promise<number> {
+  const { rowCount } = await tx.query('DELETE FROM rate_limit_counters WHERE window_end_ms < $1', [beforeMs]);
+  return rowCount ?? 0;
+}
+
+export const rateLimit = fastifyPlugin(
+  async (app: FastifyInstance, settings: RateLimitSettings) => {
+    const policies = rateLimitPolicies(settings);
+    const limiter = new RateLimiter(settings.store ?? new PostgresRateLimitStore(app.database.pool));
+
+    // After `access`: an authenticated route has its principal by now, and a refused credential is not counted.
+    app.addHook('onRequest', async (request, reply) => {
+      const routeAccess = request.routeOptions.config.access;
+      // Unknown routes (no access declared) answer 404 without touching the database; health checks are never limited.
+      if (!routeAccess || unlimitedRoutes.has(request.routeOptions.url ?? '')) return;
+      const [policy, subject] =
+        'public' in routeAccess ? [policies.address, request.ip] : [policies.credential, credentialSubject(principalOf(request))];
+      let decision: RateLimitDecision;
+      try {
+        decision = await limiter.hit(policy, subject);
+      } catch (error) {
+        // Fail closed: without the shared counter no replica can tell whether the budget is spent.
+        throw new ServiceError('internal.unavailable', { cause: error });
+      }
+      reply.headers(rateLimitHeaders(policy, decision));
+      if (!decision.allowed) {
+        reply.header('retry-after', String(decision.resetSeconds));
+        throw new ServiceError('rate_limit.exceeded', { details: { policy: policy.name, retry_after_seconds: decision.resetSeconds } });
+      }
+    });
+  },
+  { name: 'rate-limit', dependencies: ['database', 'access'] },
+);

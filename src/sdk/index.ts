@@ -1,0 +1,61 @@
+// The TypeScript SDK's public surface (`import { SvcClient } from 'svc-settlement/sdk'`). Client-side only: it
+// imports the pure signing core and the sandbox credential builders, never server code; docs/sdk.md covers it.
+export { SvcClient, type SvcClientOptions } from './client.ts';
+export type { AgentIdentity } from './core.ts';
+export {
+  agentKeyFromSeed,
+  generateKey,
+  keyFromSeed,
+  payeeKeyFromSeed,
+  principalKeyFromSeed,
+  SvcSigningKey,
+} from './keys.ts';
+export { resolveGatewayBaseUrl, isLoopbackHost, type GatewayBaseUrlSources } from './url.ts';
+export { gatewayBaseUrlDefault } from './defaults.ts';
+export {
+  EngineHttpError,
+  FundingFailedError,
+  FundingPendingError,
+  GatewayAuthError,
+  InsecureGatewayUrlError,
+  isRetryableError,
+  parseErrorBody,
+  retryableStatusCodes,
+  SvcArgumentError,
+  SvcAuthenticationError,
+  SvcCapabilityError,
+  SvcConfigurationError,
+  SvcConflictError,
+  SvcConnectionError,
+  SvcError,
+  SvcIdempotencyError,
+  SvcInvalidRequestError,
+  SvcInvalidStateError,
+  SvcNotFoundError,
+  SvcPaymentRequiredError,
+  SvcPermissionError,
+  SvcRateLimitError,
+  SvcRecognitionError,
+  SvcResponseError,
+  SvcServerError,
+  SvcSigningError,
+  SvcUnprocessableError,
+  TenantBindingError,
+} from './errors.ts';
+export { fundingFailureStatuses, type FundChallenge, type FundCredentialCallback, type FundOptions, type FundResult } from './funding.ts';
+export type { ConfirmParams, CreateIntentParams, Intents, PayeeParty, PolicyBindingInput, SigningParty, SubmitEvidenceParams } from './intents.ts';
+export type { Capabilities, Spend, SpendOutcome, VerifyParams } from './capabilities.ts';
+export type { Policies, PolicyTestParams } from './policies.ts';
+export { verifyLedgerCheckpoint, type Ledger, type LedgerVerification } from './ledger.ts';
+export type { RegisterKeyParams, Registry } from './registry.ts';
+export {
+  decodeX402PaymentRequired,
+  parseWwwAuthenticate,
+  sandboxCredential,
+  sandboxMppAuthorization,
+  sandboxMppTokens,
+  sandboxX402PaymentSignature,
+  sandboxX402Payers,
+  type SandboxOutcome,
+} from './sandbox.ts';
+export type * from './types.ts';

@@ -1,0 +1,169 @@
+// Capability verification and spend reservations (client-wire.md §5, DESIGN.md §3, docs/capabilities.md).
+//
+// POST /verify answers 200 for every well-formed request: `allow` true with a decision that reserves the requested
+// cents against the intent, or false with one deny code. The intent row is locked while the reservations are summed
+// and the new one inserted, so concurrent verifies never reserve more than the intent's amount. A deny never says
+// more about an intent than the presented token already proves: before the token establishes tenant and intent,
+// nothing is read from the database.
+import { randomUUID } from 'node:crypto';
+import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
+import { findIntent, type Intent } from '../db/intent-repository.ts';
+import {
+  completeReservedDecision,
+  findSpendDecision,
+  insertSpendDecision,
+  sumSpend,
+  type SpendDecision,
+  type SpendOutcome,
+} from '../db/spend-decision-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import { verifyReasonCodesMax } from '../limits.ts';
+import type { Queryable } from '../platform/database.ts';
+import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+
+/** The deny codes of /verify, in the order they are checked. They travel inside a 200 answer (`code` and
+ * `reason_codes`), so they are not HTTP errors and are not in the error catalogue; docs/capabilities.md lists them. */
+export const capabilityDenyCodes = [
+  'capability.invalid_signature',
+  'capability.expired',
+  'capability.wrong_tenant',
+  'capability.intent_mismatch',
+  'capability.revoked',
+  'capability.operation_not_allowed',
+  'capability.currency_mismatch',
+  'capability.budget_exceeded',
+] as const;
+export type CapabilityDenyCode = (typeof capabilityDenyCodes)[number];
+
+const denyMessages: Record<CapabilityDenyCode, string> = {
+  'capability.invalid_signature': 'The capability token does not verify as a capability of this gateway.',
+  'capability.expired': 'The capability token has expired, or its intent is past its deadline.',
+  'capability.wrong_tenant': 'The capability token was issued to another tenant than the credential\'s.',
+  'capability.intent_mismatch': 'The capability token was issued for another intent than intent_id.',
+  'capability.revoked': 'The capability is revoked: its intent is settled or no longer funded.',
+  'capability.operation_not_allowed': 'The operation is not one of the intent\'s allowed_tools.',
+  'capability.currency_mismatch': 'The currency is not the intent\'s currency.',
+  'capability.budget_exceeded': 'The requested spend exceeds what the intent has left after its reservations.',
+};
+const allowMessage = 'Allowed: the requested spend is reserved until the decision is completed.';
+
+/** Intent states in which a capability is live; any other state revokes it. */
+const liveStates: readonly Intent['state'][] = ['funded', 'evidence_recorded'];
+
+export interface VerifyRequest {
+  /** As the caller sent it: the answer echoes it verbatim (the client compares). */
+  readonly intentId: string;
+  readonly token: string;
+  readonly operation: string;
+  readonly requestedSpendCents: number;
+  readonly currency?: string | undefined;
+}
+
+export interface VerifyAnswer {
+  readonly allow: boolean;
+  readonly tenant: string;
+  readonly tenant_id: string;
+  readonly intent_id: string;
+  readonly audit_id: string;
+  readonly decision_id?: string;
+  readonly code: CapabilityDenyCode | null;
+  readonly message: string;
+  readonly reason_codes: string[];
+  /** amount − reserved − consumed after this decision; 0 when the token establishes no intent of this tenant. */
+  readonly remaining_cents: number;
+  readonly operation: string;
+  readonly requested_spend_cents: number;
+}
+
+export const normalizeOperation = (operation: string): string => operation.trim().toLowerCase();
+
+export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, tenantId: string, request: VerifyRequest, nowMs = Date.now()): Promise<VerifyAnswer> {
+  const operation = normalizeOperation(request.operation);
+  // One audit id per call, allowed or not; an allowed call's decision row carries it too.
+  const auditId = randomUUID();
+  const answer = (code: CapabilityDenyCode | null, remainingCents: bigint, decisionId?: string): VerifyAnswer => {
+    // Reservations are only inserted within the amount, under the intent's lock: a negative rest is a broken invariant.
+    if (remainingCents < 0n) throw new Error(`intent ${request.intentId} has ${remainingCents} cents left: reservations exceed its amount`);
+    const reasonCodes = code === null ? [] : [code];
+    if (reasonCodes.length > verifyReasonCodesMax) throw new Error('a verify answer carries more reason codes than the limit');
+    return {
+      allow: code === null,
+      tenant: tenantId,
+      tenant_id: tenantId,
+      intent_id: request.intentId,
+      audit_id: auditId,
+      ...(decisionId === undefined ? {} : { decision_id: decisionId }),
+      code,
+      message: code === null ? allowMessage : denyMessages[code],
+      reason_codes: reasonCodes,
+      remaining_cents: Number(remainingCents),
+      operation,
+      requested_spend_cents: request.requestedSpendCents,
+    };
+  };
+
+  let claims: Awaited<ReturnType<typeof verifyGatewayJwt>>;
+  try {
+    claims = await verifyGatewayJwt(keyring, request.token, jwtAudiences.capability);
+  } catch (error) {
+    if (!(error instanceof JwtRejectedError)) throw error;
+    return answer(error.reason === 'expired' ? 'capability.expired' : 'capability.invalid_signature', 0n);
+  }
+  // A gateway-signed token of this audience without an intent is not a capability this service issued.
+  const tokenIntentId = claims['intent_id'];
+  if (typeof tokenIntentId !== 'string' || tokenIntentId !== claims.sub) return answer('capability.invalid_signature', 0n);
+  if (claims.tid !== tenantId) return answer('capability.wrong_tenant', 0n);
+  if (tokenIntentId !== request.intentId.toLowerCase()) return answer('capability.intent_mismatch', 0n);
+
+  const intent = await findIntent(tx, tenantId, tokenIntentId, { forUpdate: true });
+  // Only reachable with a token of this tenant whose intent is gone; say no more than for any other intent.
+  if (!intent) return answer('capability.intent_mismatch', 0n);
+  const totals = await sumSpend(tx, tenantId, intent.intentId);
+  const remainingCents = BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
+  if (!liveStates.includes(intent.state)) return answer('capability.revoked', remainingCents);
+  if (intent.deadline.getTime() <= nowMs) return answer('capability.expired', remainingCents);
+  if (!intent.allowedTools.includes(operation)) return answer('capability.operation_not_allowed', remainingCents);
+  if (request.currency !== undefined && request.currency.trim().toLowerCase() !== intent.currency) {
+    return answer('capability.currency_mismatch', remainingCents);
+  }
+  const requestedCents = BigInt(request.requestedSpendCents);
+  if (requestedCents > remainingCents) return answer('capability.budget_exceeded', remainingCents);
+
+  const decision = await insertSpendDecision(tx, tenantId, {
+    decisionId: randomUUID(),
+    intentId: intent.intentId,
+    auditId,
+    operation,
+    requestedCents: request.requestedSpendCents,
+  });
+  return answer(null, remainingCents - requestedCents, decision.decisionId);
+}
+
+export interface SpendDecisionAnswer {
+  readonly decision_id: string;
+  readonly intent_id: string;
+  readonly status: SpendDecision['status'];
+  readonly requested_spend_cents: number;
+  readonly completed_at: string | null;
+}
+
+const presentDecision = (decision: SpendDecision): SpendDecisionAnswer => ({
+  decision_id: decision.decisionId,
+  intent_id: decision.intentId,
+  status: decision.status,
+  requested_spend_cents: decision.requestedCents,
+  completed_at: decision.completedAt?.toISOString() ?? null,
+});
+
+/** Moves a reserved decision to its outcome. The same outcome again answers the stored decision unchanged; the
+ * other outcome is 409; another tenant's or an unknown decision is 404. Completing after the intent settled is
+ * allowed: it is bookkeeping of what the tool did, and the settled intent's capability is revoked anyway. */
+export async function completeSpendDecision(tx: Queryable, tenantId: string, decisionId: string, outcome: SpendOutcome): Promise<SpendDecisionAnswer> {
+  const id = decisionId.toLowerCase();
+  const completed = await completeReservedDecision(tx, tenantId, id, outcome);
+  if (completed) return presentDecision(completed);
+  const existing = await findSpendDecision(tx, tenantId, id);
+  if (!existing) throw new ServiceError('spend_decision.not_found');
+  if (existing.status === outcome) return presentDecision(existing);
+  throw new ServiceError('spend_decision.already_completed', { details: { status: existing.status } });
+}

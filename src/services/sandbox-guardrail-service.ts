@@ -1,0 +1,261 @@
+// Sandbox guardrails (client-wire.md §12.1, DESIGN.md §3, docs/capabilities.md): a sandbox tenant's key alone
+// creates an unsigned intent (signing_version 0), funds it through the simulator and hands back its capability
+// token, in one transaction; evidence for it is then evaluated and settled at once. Nothing here is reachable by a
+// live tenant, and the evidence route never touches a signed intent.
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../credentials/principal.ts';
+import { insertEvidence } from '../db/evidence-repository.ts';
+import { findIntent, insertIntent, markEvidenceRecorded, markFunded, type Intent } from '../db/intent-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../limits.ts';
+import type { Queryable } from '../platform/database.ts';
+import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+import { archetypePresets, compilePredicate, evaluate, findPreset, materializeTemplate, type PredicateEvaluation } from '../predicate/index.ts';
+import { railAdapterFor } from '../rails/index.ts';
+import { artifactsDigest, canonicalJsonBytes, jsonDigestBlake3, normalizedAllowedTools } from '../signing/digests.ts';
+import { bytesToHex } from '../signing/encoding.ts';
+import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
+import { normalizeOperation } from './capability-service.ts';
+import { assertEvidenceMatchesSchema, compileEvidenceSchema } from './evidence-schema.ts';
+import { issueCapabilityToken } from './funding-service.ts';
+import { ledgerAccounts, postLedgerTransaction } from './ledger-service.ts';
+import { settleIntent } from './settlement-service.ts';
+
+/** Guardrail intents settle on the x402 simulator: the rail every sandbox tenant has without configuration. */
+export const sandboxSettlementRail = 'x402_usdc_base';
+export const sandboxPayeeDid = 'did:svc:sandbox:payee';
+export const sandboxPrincipalDid = (tenantId: string): string => `did:svc:sandbox:${tenantId}`;
+const settlementMode = 'simulated';
+
+export interface BootstrapBody {
+  operation: string;
+  requested_spend_cents: number;
+  currency?: string;
+  metadata?: Record<string, unknown>;
+  completion_preset?: string;
+  template_id?: string;
+  parameters?: Record<string, unknown>;
+  evidence_schema?: Record<string, unknown>;
+}
+
+export interface SandboxEvidenceBody {
+  payload?: Record<string, unknown>;
+  vendor_payload?: unknown;
+  artifacts?: string[];
+  operation?: string;
+  requested_spend_cents?: number;
+  metadata?: Record<string, unknown>;
+}
+
+/** 403 for a live tenant: the guardrail routes create and settle money-less simulated intents only. */
+export function assertSandboxTenant(principal: Principal): void {
+  if (principal.environment !== 'sandbox') throw new ServiceError('sandbox.live_tenant');
+}
+
+function assertMetadataFits(metadata: Record<string, unknown> | undefined): void {
+  if (metadata === undefined) return;
+  const bytes = canonicalJsonBytes(metadata, 'metadata').length;
+  if (bytes > sandboxMetadataBytesMax) {
+    throw new ServiceError('sandbox.metadata_too_large', { details: { bytes, limit: sandboxMetadataBytesMax } });
+  }
+}
+
+interface Completion {
+  readonly presetId: string | null;
+  readonly templateId: string;
+  readonly parameters: Readonly<Record<string, unknown>>;
+  readonly predicate: Record<string, unknown>;
+  readonly evidenceSchema: Record<string, unknown>;
+}
+
+/** The release rule and evidence schema: a preset's, or a template's with the caller's parameters and schema. */
+function resolveCompletion(body: BootstrapBody): Completion {
+  if (body.completion_preset !== undefined) {
+    const conflicting = (['template_id', 'parameters', 'evidence_schema'] as const).filter((field) => body[field] !== undefined);
+    if (conflicting.length > 0) throw new ServiceError('sandbox.completion_conflict', { details: { conflicting_fields: ['completion_preset', ...conflicting] } });
+    const preset = findPreset(body.completion_preset);
+    if (!preset) {
+      throw new ServiceError('sandbox.preset_unknown', { details: { supported: archetypePresets.map((candidate) => candidate.presetId) } });
+    }
+    const materialized = materializeTemplate(preset.templateId);
+    return {
+      presetId: preset.presetId,
+      templateId: materialized.templateId,
+      parameters: materialized.parameters,
+      predicate: materialized.predicate as unknown as Record<string, unknown>,
+      evidenceSchema: preset.evidenceSchema as Record<string, unknown>,
+    };
+  }
+  if (body.template_id === undefined) {
+    const given = (['parameters', 'evidence_schema'] as const).filter((field) => body[field] !== undefined);
+    throw new ServiceError('sandbox.completion_conflict', { details: { missing_fields: ['completion_preset', 'template_id'], given_fields: given } });
+  }
+  const materialized = materializeTemplate(body.template_id, body.parameters);
+  const evidenceSchema = body.evidence_schema ?? { type: 'object' };
+  compileEvidenceSchema(evidenceSchema);
+  return {
+    presetId: null,
+    templateId: materialized.templateId,
+    parameters: materialized.parameters,
+    predicate: materialized.predicate as unknown as Record<string, unknown>,
+    evidenceSchema,
+  };
+}
+
+/** What a settled funding attempt does (funding-service.ts), without the 402 handshake: the same `fund` ledger
+ * transaction, escrow debited and the rail's funding account credited, and the intent marked funded. */
+async function fundBySimulator(tx: Queryable, intent: Intent, rail: string): Promise<{ funded: Intent; reference: string }> {
+  const reference = `sim_${randomUUID()}`;
+  await postLedgerTransaction(tx, intent.tenantId, {
+    transactionId: randomUUID(),
+    intentId: intent.intentId,
+    eventKind: 'fund',
+    currency: intent.currency,
+    entries: [
+      { account: ledgerAccounts.escrow(intent.intentId), side: 'debit', amountCents: intent.amountCents },
+      { account: ledgerAccounts.railFunding(rail), side: 'credit', amountCents: intent.amountCents },
+    ],
+  });
+  return { funded: await markFunded(tx, intent.tenantId, intent.intentId, reference), reference };
+}
+
+export async function bootstrapGuardrail(
+  tx: Queryable,
+  principal: Principal,
+  keyring: GatewayKeyring,
+  body: BootstrapBody,
+  nowMs = Date.now(),
+): Promise<Record<string, unknown>> {
+  const { tenantId } = principal;
+  const currency = (body.currency ?? 'usd').toLowerCase();
+  // The same rail rules as real funding (the x402 rail carries usd only); the simulator stands in for the handshake.
+  const adapter = railAdapterFor(sandboxSettlementRail, { environment: 'sandbox', config: undefined, currency });
+  const completion = resolveCompletion(body);
+  assertMetadataFits(body.metadata);
+  const allowedTools = normalizedAllowedTools([body.operation], 'operation');
+  // Whole seconds, as everything the client may sign or compare is.
+  const deadlineMs = Math.floor(nowMs / 1000) * 1000 + sandboxIntentLifetimeMs;
+  const intent = await insertIntent(tx, {
+    tenantId,
+    intentId: randomUUID(),
+    signingVersion: 0,
+    principalDid: sandboxPrincipalDid(tenantId),
+    principalPubkey: null,
+    principalSignature: null,
+    principalKeyRegistered: false,
+    payeeDid: sandboxPayeeDid,
+    payeePubkey: null,
+    // The budget document of an unsigned intent: its amount, and the caller's metadata kept beside it.
+    budget: { max: body.requested_spend_cents, ...(body.metadata === undefined ? {} : { metadata: body.metadata }) },
+    currency,
+    amountCents: body.requested_spend_cents,
+    evidenceSchema: completion.evidenceSchema,
+    deadlineText: formatRfc3339SecondsUtc(deadlineMs),
+    deadline: new Date(deadlineMs),
+    predicateDsl: completion.predicate,
+    predicateRef: '',
+    policyTemplateId: null,
+    policyVersionSeq: null,
+    policyContentDigest: null,
+    settlementRail: sandboxSettlementRail,
+    allowedTools,
+    completionPresetId: completion.presetId,
+  });
+  const { funded, reference } = await fundBySimulator(tx, intent, adapter.rail);
+  const capabilityToken = await issueCapabilityToken(keyring, funded);
+  return {
+    tenant: tenantId,
+    tenant_id: tenantId,
+    intent_id: funded.intentId,
+    capability_token: capabilityToken,
+    operation: allowedTools[0]!,
+    sandbox_lifecycle_status: funded.state,
+    requested_spend_cents: funded.amountCents,
+    amount_cents: funded.amountCents,
+    currency,
+    settlement_rail: funded.settlementRail,
+    settlement_mode: settlementMode,
+    simulator_event: { type: 'funding.simulated', reference, amount_cents: funded.amountCents, currency },
+    allowed_tools: funded.allowedTools,
+    completion_preset: completion.presetId,
+    template_id: completion.templateId,
+    parameters: completion.parameters,
+    evidence_schema: funded.evidenceSchema,
+    predicate_dsl: funded.predicateDsl,
+    deadline: funded.deadlineText,
+    ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+  };
+}
+
+/** A sandbox guardrail intent of this tenant, locked; any other intent (signed, another tenant's, unknown) is 404. */
+async function lockGuardrailIntent(tx: Queryable, tenantId: string, intentId: string): Promise<Intent> {
+  const intent = await findIntent(tx, tenantId, intentId.toLowerCase(), { forUpdate: true });
+  if (!intent || intent.signingVersion !== 0) throw new ServiceError('intent.not_found');
+  if (intent.state !== 'funded') throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: ['funded'] } });
+  return intent;
+}
+
+export async function submitGuardrailEvidence(
+  tx: Queryable,
+  tenantId: string,
+  intentId: string,
+  body: SandboxEvidenceBody,
+  nowMs = Date.now(),
+): Promise<Record<string, unknown>> {
+  const intent = await lockGuardrailIntent(tx, tenantId, intentId);
+  if (intent.deadline.getTime() <= nowMs) throw new ServiceError('intent.deadline_passed');
+  const operation = body.operation === undefined ? intent.allowedTools[0]! : normalizeOperation(body.operation);
+  if (!intent.allowedTools.includes(operation)) {
+    throw new ServiceError('sandbox.operation_mismatch', { details: { allowed_tools: intent.allowedTools } });
+  }
+  assertMetadataFits(body.metadata);
+  // Only `payload` is evaluated: vendor_payload is accepted for the client's vendor packs, which this service
+  // does not map, and is neither stored nor read.
+  const payload = body.payload ?? {};
+  const artifacts = body.artifacts ?? [];
+  assertEvidenceMatchesSchema(intent.evidenceSchema, payload);
+  const evaluation: PredicateEvaluation = evaluate(compilePredicate(intent.predicateDsl), {
+    evidence: payload,
+    evidenceSchema: intent.evidenceSchema,
+    amountCents: intent.amountCents,
+  });
+  const payloadDigest = Buffer.from(jsonDigestBlake3(payload, 'payload'));
+  const artifactsDigestBytes = Buffer.from(artifactsDigest(artifacts));
+  await insertEvidence(tx, tenantId, {
+    intentId: intent.intentId,
+    payload,
+    artifacts,
+    payeeDid: intent.payeeDid,
+    // Unsigned: the table allows a NULL signature for exactly these intents.
+    payeeSignature: null,
+    submittedAt: formatRfc3339SecondsUtc(nowMs),
+    payloadDigest,
+    artifactsDigest: artifactsDigestBytes,
+    predicatePassed: evaluation.passed,
+    evaluation,
+  });
+  const recorded = await markEvidenceRecorded(tx, tenantId, intent.intentId, evaluation.passed);
+  const settlement = await settleIntent(tx, recorded, nowMs);
+  return {
+    tenant: tenantId,
+    tenant_id: tenantId,
+    intent_id: intentId,
+    operation,
+    requested_spend_cents: body.requested_spend_cents ?? intent.amountCents,
+    sandbox_lifecycle_status: settlement.intent.state,
+    predicate_passed: evaluation.passed,
+    predicate_evaluation: evaluation,
+    payload_digest: bytesToHex(payloadDigest),
+    artifacts_digest: bytesToHex(artifactsDigestBytes),
+    settlement_rail: intent.settlementRail,
+    settlement_mode: settlementMode,
+    simulator_event: { type: `${settlement.action}.simulated`, transaction_id: settlement.transactionId, reason: settlement.reason },
+    settlement: {
+      action: settlement.action,
+      reason: settlement.reason,
+      transaction_id: settlement.transactionId,
+      ledger_seq_first: settlement.posted.firstSeq,
+      ledger_seq_last: settlement.posted.lastSeq,
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// The SDK is client-side code: nothing under src/sdk may import, even transitively (type-only imports included),
+// fastify, pg, or the server's src/platform, src/db, src/services and src/surfaces.
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const sdkDir = path.join(repoRoot, 'src/sdk');
+const forbiddenFolders = ['platform', 'db', 'services', 'surfaces'].map((folder) => path.join(repoRoot, 'src', folder) + path.sep);
+const forbiddenPackage = /^(fastify|fastify-plugin|@fastify\/.*|pg|pg-.*)$/;
+
+interface Reach {
+  readonly files: Set<string>;
+  readonly packages: Map<string, string>;
+  readonly violations: string[];
+}
+
+/** The package name of a bare specifier (`@scope/name/sub` → `@scope/name`). */
+const packageOf = (specifier: string) => (specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
+
+/** Walks every import and re-export (static, dynamic, type-only) from the entry files, following relative ones. */
+function reachableFrom(entries: string[]): Reach {
+  const reach: Reach = { files: new Set(), packages: new Map(), violations: [] };
+  const queue = [...entries];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (reach.files.has(file)) continue;
+    reach.files.add(file);
+    if (forbiddenFolders.some((folder) => file.startsWith(folder))) reach.violations.push(path.relative(repoRoot, file));
+    const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
+    for (const { fileName: specifier } of importedFiles) {
+      if (specifier.startsWith('.')) {
+        queue.push(path.resolve(path.dirname(file), specifier));
+      } else if (!specifier.startsWith('node:')) {
+        const name = packageOf(specifier);
+        reach.packages.set(name, path.relative(repoRoot, file));
+        if (forbiddenPackage.test(name)) reach.violations.push(`${name} (from ${path.relative(repoRoot, file)})`);
+      }
+    }
+  }
+  return reach;
+}
+
+const sdkFiles = fs.readdirSync(sdkDir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts')).map((name) => path.join(sdkDir, name));
+
+describe('SDK import boundary', () => {
+  it('reaches no server module and no server package', () => {
+    const reach = reachableFrom(sdkFiles);
+    expect(sdkFiles.length).toBeGreaterThan(5);
+    expect(reach.violations).toEqual([]);
+    // What the SDK does reach, so a new dependency is a visible change here.
+    expect([...reach.packages.keys()].sort()).toEqual(['@noble/hashes']);
+  });
+
+  it('would catch a violation (the walker sees the server\'s own imports)', () => {
+    const reach = reachableFrom([path.join(repoRoot, 'src/app.ts')]);
+    expect(reach.violations.some((violation) => violation.startsWith('fastify'))).toBe(true);
+    expect(reach.violations.some((violation) => violation.startsWith('src/platform/'))).toBe(true);
+  });
+
+  it('is the package entry point `svc-settlement/sdk`', async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+    expect(manifest.exports['./sdk']).toBe('./src/sdk/index.ts');
+    const viaPackage = await import('svc-settlement/sdk');
+    const direct = await import('../../src/sdk/index.ts');
+    expect(viaPackage.SvcClient).toBe(direct.SvcClient);
+  });
+});
