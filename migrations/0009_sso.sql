@@ -1,0 +1,1 @@
+-- Placeholder: the single sign-on migration is being written (issue 6).
