@@ -29,9 +29,12 @@ export async function buildTestApp(
   connection: pg.PoolConfig,
   logs?: LogCapture,
   gatewayKeys: GatewayKeyring = ephemeralKeyring(),
+  /** Runs on the bare instance before the app is registered (e.g. an onRoute hook that lists routes). */
+  beforeApp?: (instance: FastifyInstance) => void,
 ): Promise<FastifyInstance> {
   const logger = createLogger(logs ? 'trace' : 'silent', logs);
   const instance = createFastify(logger);
+  beforeApp?.(instance);
   await instance.register(app, { connection, gatewayKeys, maintenance: false });
   await instance.ready();
   return instance;

@@ -1,0 +1,138 @@
+// The cross-tenant sweep: tenant A holds one of every resource; every registered route is called with tenant B's
+// admin credential on A's resources. Routes that name a resource answer 404; lists, reads and verifications show
+// none of A's data. A route without a case here fails the test, so no route can be added unswept.
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
+import { createRecognitionProof } from '../../src/signing/recognition.ts';
+import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
+
+let database: TestDatabase;
+let app: FastifyInstance;
+let a: TestTenant;
+let b: TestTenant;
+const routes: string[] = [];
+const principal = party('did:principal:alice');
+const payee = party('did:payee:tools');
+const agent = ed25519SignerFromSeed(new Uint8Array(32).fill(7));
+/** A's resources: every id that must never be reachable or visible from B. */
+const secrets: Record<string, string> = {};
+
+async function asA(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) {
+  const response = await app.inject({ method, url, headers: { ...bearer(a.adminKey), ...headers }, ...(payload ? { payload } : {}) });
+  expect(response.statusCode, `${method} ${url}: ${response.body}`).toBeLessThan(300);
+  return response.json();
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  app = await buildTestApp(database.connection, undefined, undefined, (instance) => {
+    instance.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+    });
+  });
+  a = await createTestTenant(database.connection);
+  b = await createTestTenant(database.connection);
+  secrets.tenant = a.tenantId;
+  secrets.apiKey = (await asA('POST', '/v1/admin/api-keys', { role: 'agent' })).key_id;
+  secrets.registeredKey = (await asA('POST', '/v1/registry/keys', { kind: 'agent', subject: 'agent-a', public_key_ed25519_hex: agent.publicKey.hex })).id;
+  const version = await asA('POST', '/harbor/policy/v1/drafts', { template_id: 'completion_v1' });
+  await asA('POST', '/harbor/policy/v1/rollout', { template_id: 'completion_v1', version_seq: version.version_seq });
+  secrets.policyDigest = version.content_digest;
+  await asA('PUT', '/v1/admin/settlement/config', { rails: ['x402_usdc_base'], x402_address: '0x1111111111111111111111111111111111111111' });
+
+  const body = signedCreateBody({ tenantId: a.tenantId, principal, payee, allowedTools: ['search.web'] });
+  secrets.intent = (await asA('POST', '/harbor/intents', body)).intent_id;
+  const challenge = await app.inject({ method: 'POST', url: `/harbor/intents/${secrets.intent}/fund`, headers: bearer(a.adminKey), payload: {} });
+  const funded = await asA('POST', `/harbor/intents/${secrets.intent}/fund`, {}, {
+    'payment-signature': sandboxX402PaymentSignature(challenge.headers['payment-required'] as string, { from: sandboxX402Payers.success }),
+  });
+  secrets.capabilityToken = funded.capability_token;
+  secrets.decision = (await asA('POST', '/verify', { intent_id: secrets.intent, token: funded.capability_token, operation: 'search.web', requested_spend_cents: 10 })).decision_id;
+  secrets.sandboxIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
+});
+
+afterAll(async () => {
+  await app?.close();
+  await database?.drop();
+});
+
+const asB = (method: string, url: string, payload?: object): Promise<LightMyRequestResponse> =>
+  app.inject({ method: method as 'GET', url, headers: bearer(b.adminKey), ...(payload ? { payload } : {}) });
+
+/** Routes that name one of A's resources: B must get 404. */
+const namedResource: Record<string, () => [string, object | undefined]> = {
+  'GET /v1/admin/api-keys/:key_id': () => [`/v1/admin/api-keys/${secrets.apiKey}`, undefined],
+  'DELETE /v1/admin/api-keys/:key_id': () => [`/v1/admin/api-keys/${secrets.apiKey}`, undefined],
+  'DELETE /v1/registry/keys/:id': () => [`/v1/registry/keys/${secrets.registeredKey}`, undefined],
+  'GET /harbor/intents/:intent_id': () => [`/harbor/intents/${secrets.intent}`, undefined],
+  'POST /harbor/intents/:intent_id/fund': () => [`/harbor/intents/${secrets.intent}/fund`, {}],
+  'POST /harbor/intents/:intent_id/evidence': () => [
+    `/harbor/intents/${secrets.intent}/evidence`,
+    signedEvidenceBody({ tenantId: b.tenantId, intentId: secrets.intent!, payee, payload: { status: 'completed' } }),
+  ],
+  'POST /harbor/intents/:intent_id/settlement/confirm': () => [`/harbor/intents/${secrets.intent}/settlement/confirm`, {}],
+  'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
+  'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
+};
+
+/** Reads and verifications without a resource in the path: B gets its own (empty) view or a refusal, never A's data. */
+const views: Record<string, () => [string, object | undefined]> = {
+  'GET /v1/auth/principal': () => ['/v1/auth/principal', undefined],
+  'GET /v1/admin/api-keys': () => ['/v1/admin/api-keys', undefined],
+  'GET /v1/registry/keys': () => ['/v1/registry/keys', undefined],
+  'GET /v1/admin/settlement/config': () => ['/v1/admin/settlement/config', undefined],
+  'GET /harbor/intents': () => ['/harbor/intents', undefined],
+  'GET /harbor/policy/v1/versions': () => ['/harbor/policy/v1/versions?template_id=completion_v1', undefined],
+  'GET /harbor/ledger/v1/tip': () => ['/harbor/ledger/v1/tip', undefined],
+  'GET /harbor/ledger/v1/events': () => ['/harbor/ledger/v1/events', undefined],
+  'GET /harbor/ledger/v1/authority': () => ['/harbor/ledger/v1/authority', undefined],
+  'POST /verify': () => ['/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
+  'POST /v1/policy/rollback': () => ['/v1/policy/rollback', { template_id: 'completion_v1', expected_head_digest: secrets.policyDigest, target_digest: secrets.policyDigest, confirm: true }],
+  'POST /protocol/v2/recognition/verify': () => {
+    const proof = createRecognitionProof({ signer: agent, keyId: 'agent-a', purpose: 'harbor.intent.fund', tenantId: a.tenantId, method: 'POST', path: '/x', body: '{}' }).proof;
+    return ['/protocol/v2/recognition/verify', { proof, expected_purpose: 'harbor.intent.fund', expected_request: { method: 'POST', path: '/x', body_digest_sha256_hex: '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a' } }];
+  },
+};
+
+/** Routes that touch no tenant's resources, or create in the caller's own tenant only. */
+const notCrossTenant = new Set([
+  'GET /healthz', 'GET /readyz', 'GET /.well-known/jwks.json', 'POST /v1/public/auth/login/start', 'POST /v1/public/auth/challenges/verify',
+  'POST /v1/admin/api-keys', 'POST /v1/registry/keys', 'PUT /v1/admin/settlement/config', 'POST /harbor/intents',
+  'POST /harbor/policy/v1/drafts', 'POST /harbor/policy/v1/rollout', 'GET /harbor/policy/v1/templates', 'POST /harbor/policy/v1/preview',
+  'POST /harbor/policy/v1/test', 'POST /v1/sandbox/guardrails/bootstrap',
+]);
+
+it('gives another tenant 404 on every resource and none of its data anywhere', async () => {
+  const leaks = Object.values(secrets).filter((value) => value !== undefined);
+  for (const route of routes) {
+    const namedCase = namedResource[route];
+    const viewCase = views[route];
+    if (namedCase) {
+      const [url, payload] = namedCase();
+      const response = await asB(route.split(' ')[0]!, url, payload);
+      expect(response.statusCode, `${route}: ${response.body}`).toBe(404);
+      for (const secret of leaks) expect(response.body, route).not.toContain(secret);
+    } else if (viewCase) {
+      const [url, payload] = viewCase();
+      const response = await asB(route.split(' ')[0]!, url, payload);
+      expect(response.statusCode, `${route}: ${response.body}`).toBeLessThan(500);
+      // The requests above carry A's intent id, token and digests as B's own input; the answers must not add any
+      // other of A's identifiers.
+      const echoed = new Set([secrets.intent, secrets.capabilityToken, secrets.policyDigest]);
+      for (const secret of leaks.filter((value) => !echoed.has(value))) expect(response.body, route).not.toContain(secret);
+      if (route === 'POST /verify') expect(response.json()).toMatchObject({ allow: false });
+      if (route === 'POST /protocol/v2/recognition/verify') expect(response.json()).toMatchObject({ valid: false, code: 'recognition.key_unknown' });
+      if (route === 'POST /v1/policy/rollback') expect(response.statusCode).toBe(409);
+    } else {
+      expect(notCrossTenant.has(route), `no cross-tenant case for ${route}`).toBe(true);
+    }
+  }
+  // A's resources are untouched.
+  expect((await app.inject({ url: `/harbor/intents/${secrets.intent}`, headers: bearer(a.adminKey) })).json().state).toBe('funded');
+  expect((await app.inject({ url: `/v1/admin/api-keys/${secrets.apiKey}`, headers: bearer(a.adminKey) })).json().revoked_at).toBeNull();
+});
