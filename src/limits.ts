@@ -195,3 +195,27 @@ export const mailSendTimeoutMs = 10_000;
 assertLimit(signInAttemptsMax / 10 ** signInCodeDigits <= 1e-5, 'a blind guess must succeed at most once in 100 000 challenges');
 assertLimit(sessionMembershipCacheTtlMs < sessionTokenLifetimeSeconds * 1000, 'a membership change must outpace the token');
 assertLimit(mailSendTimeoutMs < signInChallengeLifetimeMs, 'a code must be deliverable within its lifetime');
+
+// ---- Single sign-on ----
+/** How long an sso/start can be answered by its callback (like a sign-in code: 10 minutes), judged by the
+ * database clock. A person at the identity provider's login page longer than this starts again. */
+export const ssoStateLifetimeMs = 10 * 60_000;
+/** Allowed email domains of one tenant's SSO configuration (the SQL CHECK of `sso_configs` repeats it). */
+export const ssoAllowedEmailDomainsMax = 50;
+/** A DNS name (RFC 1035: 253 characters in text form). */
+export const ssoEmailDomainLengthMax = 253;
+/** Characters of an issuer or redirect URI (the SQL CHECK of `sso_configs` repeats it). */
+export const ssoUrlLengthMax = 2048;
+/** Characters of an OIDC client id and client secret (the SQL CHECK of `sso_configs` repeats them). */
+export const ssoClientIdLengthMax = 255;
+export const ssoClientSecretLengthMax = 1024;
+/** Characters of the authorization code a callback may present; real codes are far shorter. */
+export const ssoAuthorizationCodeLengthMax = 2048;
+/** How long a discovered issuer's metadata is reused from process memory; an optimization only. */
+export const ssoDiscoveryCacheTtlMs = 5 * 60_000;
+/** Issuers whose metadata one process keeps. */
+export const ssoDiscoveryCacheEntriesMax = 1_000;
+/** Seconds one request to an identity provider (discovery, token, JWKS, userinfo) may take. */
+export const ssoProviderTimeoutSeconds = 10;
+assertLimit(ssoProviderTimeoutSeconds * 1000 < ssoStateLifetimeMs, 'a callback must be answerable within the state lifetime');
+assertLimit(ssoAllowedEmailDomainsMax * (ssoEmailDomainLengthMax + 4) < requestBodyBytesMax, 'a full domain list must fit in a request body');

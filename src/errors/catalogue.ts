@@ -137,6 +137,15 @@ export const errorCatalogue = {
   // ---- rate_limit: gateway rate limits (docs/operations.md "Rate limits") ----
   'rate_limit.exceeded': { status: 429, message: 'Too many requests for this credential or client address; retry after the seconds in Retry-After.' },
 
+  // ---- sso: OpenID Connect single sign-on (docs/sso.md) ----
+  'sso.config_invalid': { status: 400, message: 'The SSO configuration is invalid: the issuer and redirect_uri must be https URLs (http only on a loopback host) without query or fragment; details.field names the field.' },
+  'sso.not_configured': { status: 404, message: 'This tenant has no single sign-on configuration.' },
+  'sso.provider_unavailable': { status: 502, message: "The tenant's identity provider could not be reached or its discovery document is unusable; retry later." },
+  'sso.state_invalid': { status: 401, message: 'The SSO state is unknown, already used or expired; start again.' },
+  'sso.exchange_failed': { status: 401, message: 'The identity provider did not give a valid answer for this sign-in; start again.' },
+  'sso.email_unverified': { status: 401, message: 'The identity provider did not give a verified email address for this person.' },
+  'sso.email_domain_not_allowed': { status: 403, message: "The email's domain is not one this tenant allows for single sign-on." },
+
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },
   'internal.unavailable': { status: 503, message: 'A dependency of the service is temporarily unavailable. Retry with backoff.' },

@@ -4,7 +4,7 @@
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyRecordRetentionMs, maintenanceIntentsPerPassMax } from '../limits.ts';
-import type { Database } from '../platform/database.ts';
+import type { Database, Queryable } from '../platform/database.ts';
 import { deleteExpiredIdempotencyRecords } from '../platform/idempotency.ts';
 import { deleteExpiredRateLimitCounters } from '../platform/rate-limit.ts';
 import { lockIntentIn } from './evidence-service.ts';
@@ -13,28 +13,50 @@ import { settleIntent } from './settlement-service.ts';
 /** Any fixed number: replicas agree on it, and it differs from the migration lock. */
 const maintenanceLockKey = '7213402118';
 
+/** Rows that have outlived their use, each table with the statement that forgets them (as the system role). */
+const pruneTasks = {
+  idempotency_records: (tx: Queryable, now: Date) => deleteExpiredIdempotencyRecords(tx, new Date(now.getTime() - idempotencyRecordRetentionMs)),
+  recognition_nonces: (tx: Queryable, now: Date) => deleteExpiredNonces(tx, now),
+  rate_limit_counters: (tx: Queryable, now: Date) => deleteExpiredRateLimitCounters(tx, now.getTime()),
+  // A sign-in code or an SSO state past its expiry can never be used again; a day's grace keeps them for support.
+  login_challenges: (tx: Queryable, now: Date) => deleteRowsExpiredBefore(tx, 'login_challenges', new Date(now.getTime() - expiredRowGraceMs)),
+  sso_states: (tx: Queryable, now: Date) => deleteRowsExpiredBefore(tx, 'sso_states', new Date(now.getTime() - expiredRowGraceMs)),
+} as const;
+
+export type PrunedTable = keyof typeof pruneTasks;
+
 export interface MaintenanceReport {
   /** False when another replica held the lock and this pass did nothing. */
   readonly ran: boolean;
   readonly refunded: number;
-  readonly idempotencyRecordsDeleted: number;
-  readonly noncesDeleted: number;
-  readonly rateLimitCountersDeleted: number;
+  /** Rows deleted per table. */
+  readonly deleted: Readonly<Record<PrunedTable, number>>;
 }
+
+const expiredRowGraceMs = 24 * 60 * 60_000;
+
+async function deleteRowsExpiredBefore(tx: Queryable, table: 'login_challenges' | 'sso_states', before: Date): Promise<number> {
+  const { rowCount } = await tx.query(`DELETE FROM ${table} WHERE expires_at < $1`, [before]);
+  return rowCount ?? 0;
+}
+
+const nothingDeleted = Object.fromEntries(Object.keys(pruneTasks).map((table) => [table, 0])) as Record<PrunedTable, number>;
 
 export async function runMaintenance(database: Database, now = new Date()): Promise<MaintenanceReport> {
   const client = await database.pool.connect();
   try {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
-    if (!rows[0]!.locked) return { ran: false, refunded: 0, idempotencyRecordsDeleted: 0, noncesDeleted: 0, rateLimitCountersDeleted: 0 };
+    if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
     try {
       const refunded = await refundExpiredIntents(database, now);
-      const { idempotencyRecordsDeleted, noncesDeleted, rateLimitCountersDeleted } = await database.system(async (tx) => ({
-        idempotencyRecordsDeleted: await deleteExpiredIdempotencyRecords(tx, new Date(now.getTime() - idempotencyRecordRetentionMs)),
-        noncesDeleted: await deleteExpiredNonces(tx, now),
-        rateLimitCountersDeleted: await deleteExpiredRateLimitCounters(tx, now.getTime()),
-      }));
-      return { ran: true, refunded, idempotencyRecordsDeleted, noncesDeleted, rateLimitCountersDeleted };
+      const deleted = await database.system(async (tx) => {
+        const counts = { ...nothingDeleted };
+        for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
+          counts[table] = await prune(tx, now);
+        }
+        return counts;
+      });
+      return { ran: true, refunded, deleted };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
     }

@@ -44,6 +44,10 @@ beforeAll(async () => {
   await asA('POST', '/harbor/policy/v1/rollout', { template_id: 'completion_v1', version_seq: version.version_seq });
   secrets.policyDigest = version.content_digest;
   await asA('PUT', '/v1/admin/settlement/config', { rails: ['x402_usdc_base'], x402_address: '0x1111111111111111111111111111111111111111' });
+  secrets.ssoClientId = `sso-client-of-${a.tenantId}`;
+  await asA('PUT', '/v1/admin/sso/config', {
+    issuer: 'https://idp.a.example', client_id: secrets.ssoClientId, client_secret: 'sso-secret-of-a', redirect_uri: 'https://console.a.example/sso', allowed_email_domains: ['a.example'],
+  });
 
   const body = signedCreateBody({ tenantId: a.tenantId, principal, payee, allowedTools: ['search.web'] });
   secrets.intent = (await asA('POST', '/harbor/intents', body)).intent_id;
@@ -86,6 +90,7 @@ const views: Record<string, () => [string, object | undefined]> = {
   'GET /v1/admin/api-keys': () => ['/v1/admin/api-keys', undefined],
   'GET /v1/registry/keys': () => ['/v1/registry/keys', undefined],
   'GET /v1/admin/settlement/config': () => ['/v1/admin/settlement/config', undefined],
+  'GET /v1/admin/sso/config': () => ['/v1/admin/sso/config', undefined],
   'GET /harbor/intents': () => ['/harbor/intents', undefined],
   'GET /harbor/policy/v1/versions': () => ['/harbor/policy/v1/versions?template_id=completion_v1', undefined],
   'GET /harbor/ledger/v1/tip': () => ['/harbor/ledger/v1/tip', undefined],
@@ -105,6 +110,9 @@ const notCrossTenant = new Set([
   'POST /v1/admin/api-keys', 'POST /v1/registry/keys', 'PUT /v1/admin/settlement/config', 'POST /harbor/intents',
   'POST /harbor/policy/v1/drafts', 'POST /harbor/policy/v1/rollout', 'GET /harbor/policy/v1/templates', 'POST /harbor/policy/v1/preview',
   'POST /harbor/policy/v1/test', 'POST /v1/sandbox/guardrails/bootstrap',
+  // SSO: the configuration is written in the caller's tenant; start and callback are public (the person names the
+  // tenant; the callback's state names it), covered in test/gateway/sso.test.ts.
+  'PUT /v1/admin/sso/config', 'POST /v1/auth/sso/start', 'POST /v1/auth/sso/callback',
 ]);
 
 it('gives another tenant 404 on every resource and none of its data anywhere', async () => {

@@ -219,7 +219,7 @@ describe('the limiter against the Postgres store', () => {
     const store = new PostgresRateLimitStore(db.pool);
     await store.increment('ip:192.0.2.1', 60_000, 60_000);
     const report = await runMaintenance(db);
-    expect(report.rateLimitCountersDeleted).toBeGreaterThanOrEqual(1);
+    expect(report.deleted.rate_limit_counters).toBeGreaterThanOrEqual(1);
     const left = await db.system(async (tx) => (await tx.query(`SELECT count(*)::int AS n FROM rate_limit_counters WHERE bucket = 'ip:192.0.2.1'`)).rows[0]);
     expect(left).toEqual({ n: 0 });
   });

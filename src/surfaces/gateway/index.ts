@@ -11,6 +11,7 @@ import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { spendDecisionRoutes } from './routes/spend-decisions.ts';
+import { ssoRoutes } from './routes/sso.ts';
 import { verifyRoutes } from './routes/verify.ts';
 
 export async function gateway(app: FastifyInstance): Promise<void> {
@@ -22,6 +23,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(recognitionRoutes);
   await app.register(settlementConfigRoutes);
   await app.register(signInRoutes);
+  await app.register(ssoRoutes);
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
   await app.register(sandboxGuardrailRoutes);
