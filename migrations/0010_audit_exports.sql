@@ -1,0 +1,1 @@
+-- Placeholder: the audit export migration is being written.
