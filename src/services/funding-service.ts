@@ -106,17 +106,7 @@ async function settleOutcome(
   if (outcome.status === 'pending') {
     return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
   }
-  await postLedgerTransaction(tx, context.tenantId, {
-    transactionId: randomUUID(),
-    intentId: intent.intentId,
-    eventKind: 'fund',
-    currency: intent.currency,
-    entries: [
-      { account: ledgerAccounts.escrow(intent.intentId), side: 'debit', amountCents: intent.amountCents },
-      { account: ledgerAccounts.railFunding(adapter.rail), side: 'credit', amountCents: intent.amountCents },
-    ],
-  });
-  const funded = await markFunded(tx, context.tenantId, intent.intentId, outcome.reference);
+  const funded = await recordFunding(tx, intent, adapter.rail, outcome.reference);
   const capabilityToken = await issueCapabilityToken(request.keyring, funded);
   // The answer carries a capability token: never cached. `private` is what MPP requires beside a Payment-Receipt.
   return {
@@ -124,6 +114,22 @@ async function settleOutcome(
     body: fundBody(funded, outcome.funding, { capability_token: capabilityToken }),
     headers: { ...outcome.headers, 'cache-control': 'private, no-store' },
   };
+}
+
+/** The money arrived: the `fund` ledger transaction (escrow debited, the rail's funding account credited) and the
+ * intent marked funded, in the caller's transaction. The rail handshake and the sandbox simulator both end here. */
+export async function recordFunding(tx: Queryable, intent: Intent, rail: string, reference: string): Promise<Intent> {
+  await postLedgerTransaction(tx, intent.tenantId, {
+    transactionId: randomUUID(),
+    intentId: intent.intentId,
+    eventKind: 'fund',
+    currency: intent.currency,
+    entries: [
+      { account: ledgerAccounts.escrow(intent.intentId), side: 'debit', amountCents: intent.amountCents },
+      { account: ledgerAccounts.railFunding(rail), side: 'credit', amountCents: intent.amountCents },
+    ],
+  });
+  return markFunded(tx, intent.tenantId, intent.intentId, reference);
 }
 
 /** A 402 carrying a challenge; with a problem, as `application/problem+json` (MPP's form for refused credentials). */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../credentials/principal.ts';
 import { insertEvidence } from '../db/evidence-repository.ts';
-import { findIntent, insertIntent, markEvidenceRecorded, markFunded, type Intent } from '../db/intent-repository.ts';
+import { findIntent, insertIntent, markEvidenceRecorded, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../limits.ts';
 import type { Queryable } from '../platform/database.ts';
@@ -17,8 +17,7 @@ import { bytesToHex } from '../signing/encoding.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
 import { normalizeOperation } from './capability-service.ts';
 import { assertEvidenceMatchesSchema, compileEvidenceSchema } from './evidence-schema.ts';
-import { issueCapabilityToken } from './funding-service.ts';
-import { ledgerAccounts, postLedgerTransaction } from './ledger-service.ts';
+import { issueCapabilityToken, recordFunding } from './funding-service.ts';
 import { settleIntent } from './settlement-service.ts';
 
 /** Guardrail intents settle on the x402 simulator: the rail every sandbox tenant has without configuration. */
@@ -102,21 +101,10 @@ function resolveCompletion(body: BootstrapBody): Completion {
   };
 }
 
-/** What a settled funding attempt does (funding-service.ts), without the 402 handshake: the same `fund` ledger
- * transaction, escrow debited and the rail's funding account credited, and the intent marked funded. */
+/** What a settled funding attempt does, without the 402 handshake (the simulator stands for the rail). */
 async function fundBySimulator(tx: Queryable, intent: Intent, rail: string): Promise<{ funded: Intent; reference: string }> {
   const reference = `sim_${randomUUID()}`;
-  await postLedgerTransaction(tx, intent.tenantId, {
-    transactionId: randomUUID(),
-    intentId: intent.intentId,
-    eventKind: 'fund',
-    currency: intent.currency,
-    entries: [
-      { account: ledgerAccounts.escrow(intent.intentId), side: 'debit', amountCents: intent.amountCents },
-      { account: ledgerAccounts.railFunding(rail), side: 'credit', amountCents: intent.amountCents },
-    ],
-  });
-  return { funded: await markFunded(tx, intent.tenantId, intent.intentId, reference), reference };
+  return { funded: await recordFunding(tx, intent, rail, reference), reference };
 }
 
 export async function bootstrapGuardrail(
