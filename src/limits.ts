@@ -219,3 +219,20 @@ export const ssoDiscoveryCacheEntriesMax = 1_000;
 export const ssoProviderTimeoutSeconds = 10;
 assertLimit(ssoProviderTimeoutSeconds * 1000 < ssoStateLifetimeMs, 'a callback must be answerable within the state lifetime');
 assertLimit(ssoAllowedEmailDomainsMax * (ssoEmailDomainLengthMax + 4) < requestBodyBytesMax, 'a full domain list must fit in a request body');
+
+// ---- Audit exports ----
+/** How long an export's bundle is kept when the request names no retention_hours (client-wire.md §9). */
+export const auditExportRetentionHoursDefault = 168;
+/** The longest retention a request may ask for (the SQL CHECK of `audit_exports` repeats it). */
+export const auditExportRetentionHoursMax = 720;
+/** Life of a download JWT (aud svc-audit-export-download): short, like a session; ask GET ?issue_download=1 again. */
+export const auditExportDownloadTokenLifetimeSeconds = 15 * 60;
+/** Largest ZIP one export may be; it is kept in a bytea row and built in memory. Narrow the filter beyond it. */
+export const auditExportBundleBytesMax = 32 * 1024 * 1024;
+/** Intents and ledger rows one bundle may carry (read in one snapshot, held in memory while building). */
+export const auditExportIntentsMax = 10_000;
+export const auditExportLedgerRowsMax = 200_000;
+/** Characters of a download token read at all; ours are ~0.5 KB. */
+export const auditExportDownloadTokenLengthMax = 4096;
+assertLimit(auditExportRetentionHoursDefault <= auditExportRetentionHoursMax, 'the default retention must be allowed');
+assertLimit(auditExportDownloadTokenLifetimeSeconds * 1000 < auditExportRetentionHoursDefault * 3_600_000, 'a token must not outlive a default export');

@@ -1,5 +1,6 @@
 // `svc`: the operator CLI. Works on a fresh install before any API key exists, also while the server runs.
 // Exit codes: 0 success, 1 the operation failed, 2 the command line is wrong.
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
 import { isRole, roles, type Role } from '../credentials/roles.ts';
@@ -19,6 +20,7 @@ import {
 } from '../platform/gateway-keys.ts';
 import { migrate } from '../platform/migrate.ts';
 import { issueApiKey } from '../services/api-key-service.ts';
+import { verifyAuditBundle } from '../services/audit-bundle.ts';
 import { verifyTenantLedger, type LedgerVerifyReport } from '../services/ledger-verifier.ts';
 import { takeOutboxCode } from '../services/sign-in-service.ts';
 import { createTenant } from '../services/tenant-service.ts';
@@ -32,6 +34,7 @@ const usage = `usage:
   svc auth outbox --email E [--json]    (the latest undelivered sign-in code; only without SMTP_URL)
   svc migrate [--json]
   svc ledger verify --tenant-id ID [--json]    (exit 1 when the ledger has a problem)
+  svc audit verify --bundle FILE [--public-key HEX] [--json]    (offline; exit 1 when the bundle has a problem)
   svc signing-key stage|rotate [--json]
   svc signing-key retire --kid KID [--json]
 
@@ -181,6 +184,37 @@ async function ledgerVerify({ options, json, config }: Invocation): Promise<void
   if (!report.ok) process.exitCode = 1;
 }
 
+/** Offline: no database, no network. Without --public-key the manifest is checked against its own embedded key,
+ * which proves integrity only; pin the gateway key (GET /harbor/ledger/v1/authority) to prove origin. */
+async function auditVerify({ options, json }: Invocation): Promise<void> {
+  const bundlePath = required(options, 'bundle');
+  const publicKeyHex = typeof options['public-key'] === 'string' ? options['public-key'].toLowerCase() : undefined;
+  const report = verifyAuditBundle(new Uint8Array(fs.readFileSync(bundlePath)), { publicKeyHex });
+  const keyText = report.keySource === 'given' ? 'the given public key' : `the manifest's embedded key ${report.signingPublicKeyHex ?? '(unreadable)'} (not pinned: pass --public-key to check origin)`;
+  const lines = [
+    `bundle ${bundlePath}: job ${report.jobId ?? '?'} of ${report.tenantId ?? '?'}, ${report.files} files, ${report.ledgerRows} ledger rows, checkpoint seq ${report.checkpointLedgerSeq ?? '?'}`,
+    `manifest checked against ${keyText}`,
+    report.ok ? 'ok: no problems found' : `${report.problems.length} problem(s):`,
+    ...report.problems.map((problem) => `  - ${problem}`),
+  ];
+  print(
+    json,
+    {
+      ok: report.ok,
+      key_source: report.keySource,
+      signing_public_key_hex: report.signingPublicKeyHex,
+      tenant_realm_id: report.tenantId,
+      job_id: report.jobId,
+      files: report.files,
+      ledger_rows: report.ledgerRows,
+      checkpoint_last_ledger_seq: report.checkpointLedgerSeq,
+      problems: report.problems,
+    },
+    lines.join('\n'),
+  );
+  if (!report.ok) process.exitCode = 1;
+}
+
 function signingKeyCommand(change: (file: KeyFile, options: Options) => KeyFile) {
   return async ({ options, json, config }: Invocation): Promise<void> => {
     if (config.signingKeysJson) throw new GatewayKeyError('the keys come from SVC_SIGNING_KEYS; change that variable instead');
@@ -200,6 +234,7 @@ const commands: Record<string, (invocation: Invocation) => Promise<void>> = {
   'auth outbox': authOutbox,
   migrate: migrateCommand,
   'ledger verify': ledgerVerify,
+  'audit verify': auditVerify,
   'signing-key stage': signingKeyCommand((file) => stageKeyFile(file)),
   'signing-key rotate': signingKeyCommand((file) => rotateKeyFile(file)),
   'signing-key retire': signingKeyCommand((file, options) => removeFromKeyFile(file, required(options, 'kid'))),
@@ -217,6 +252,8 @@ async function run(argv: string[]): Promise<void> {
       scopes: { type: 'string' },
       kid: { type: 'string' },
       email: { type: 'string' },
+      bundle: { type: 'string' },
+      'public-key': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },

@@ -5,6 +5,7 @@
 import pg from 'pg';
 import {
   apiKeyCacheEntriesMax,
+  auditExportDownloadTokenLengthMax,
   apiKeyCacheTtlMs,
   apiKeyLastUsedWriteIntervalMs,
   sessionMembershipCacheEntriesMax,
@@ -24,6 +25,14 @@ import { readSessionClaims, type SessionClaims } from './session-token.ts';
 
 /** The NOTIFY channel on which a revoked key id is announced. */
 export const credentialRevocationChannel = 'svc_credential_revoked';
+
+/** What a download JWT grants: one audit export job of one tenant (DESIGN.md §2). Never a Principal. */
+export interface AuditExportDownloadGrant {
+  readonly tenantId: string;
+  readonly jobId: string;
+  /** The token's `jti`. */
+  readonly tokenId: string;
+}
 
 export interface AuthenticatorLogger {
   warn(object: object, message: string): void;
@@ -73,6 +82,23 @@ export class Authenticator {
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
     return looksLikeApiKey(token) ? this.#apiKey(token) : this.#session(token);
+  }
+
+  /** A download JWT (aud svc-audit-export-download), for download routes only: `authenticate` never accepts one
+   * (its session path verifies aud svc-session), and this never accepts an API key or a session token. */
+  async authenticateAuditExportDownload(authorization: string | undefined): Promise<AuditExportDownloadGrant> {
+    const token = bearerToken(authorization);
+    if (looksLikeApiKey(token) || token.length > auditExportDownloadTokenLengthMax) throw new ServiceError('auth.credential_invalid');
+    let payload: Awaited<ReturnType<typeof verifyGatewayJwt>>;
+    try {
+      payload = await verifyGatewayJwt(this.gatewayKeys, token, jwtAudiences.auditExportDownload);
+    } catch (error) {
+      if (error instanceof JwtRejectedError && error.reason === 'expired') throw new ServiceError('audit_export.download_token_expired');
+      throw new ServiceError('auth.credential_invalid');
+    }
+    const jobId = payload.job_id;
+    if (typeof jobId !== 'string' || payload.sub !== jobId || typeof payload.jti !== 'string') throw new ServiceError('auth.credential_invalid');
+    return { tenantId: payload.tid, jobId, tokenId: payload.jti };
   }
 
   async #apiKey(token: string): Promise<Principal> {

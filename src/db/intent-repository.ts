@@ -155,3 +155,21 @@ async function transition(tx: Queryable, tenantId: string, intentId: string, fro
   if (!rows[0]) throw new Error(`intent ${intentId} was not in state ${from} when its transition ran`);
   return toIntent(rows[0]);
 }
+
+/** The intents an audit export carries: created in [createdFrom, createdBefore) and/or one intent, oldest first.
+ * Reads at most `limit` (the caller asks for one more than it accepts, to tell "too many"). */
+export async function listIntentsForExport(
+  tx: Queryable,
+  tenantId: string,
+  filter: { createdFrom?: Date | undefined; createdBefore?: Date | undefined; intentId?: string | undefined },
+  limit: number,
+): Promise<Intent[]> {
+  const { rows } = await tx.query<IntentRow>(
+    `SELECT ${columns} FROM intents
+     WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at < $3)
+       AND ($4::uuid IS NULL OR intent_id = $4)
+     ORDER BY created_at, intent_id LIMIT $5`,
+    [tenantId, filter.createdFrom ?? null, filter.createdBefore ?? null, filter.intentId ?? null, limit],
+  );
+  return rows.map(toIntent);
+}

@@ -146,6 +146,14 @@ export const errorCatalogue = {
   'sso.email_unverified': { status: 401, message: 'The identity provider did not give a verified email address for this person.' },
   'sso.email_domain_not_allowed': { status: 403, message: "The email's domain is not one this tenant allows for single sign-on." },
 
+  // ---- audit_export: compliance audit exports and their bundle downloads (docs/audit-exports.md) ----
+  'audit_export.not_found': { status: 404, message: 'No such audit export.' },
+  'audit_export.gone': { status: 410, message: 'The audit export has expired or been deleted; request a fresh export.' },
+  'audit_export.not_ready': { status: 409, message: 'The audit export has no bundle to download yet (it is pending or failed).' },
+  'audit_export.filter_invalid': { status: 400, message: 'The export filter is invalid: time_start and time_end are RFC 3339 UTC times, time_start before time_end; intent_id is a UUID.' },
+  'audit_export.too_large': { status: 422, message: 'The export would exceed the bundle limits; narrow the filter (time range or intent_id).' },
+  'audit_export.download_token_expired': { status: 401, message: 'The download token has expired; get a fresh one with GET /v1/compliance/audit-exports/{job_id}?issue_download=1.' },
+
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },
   'internal.unavailable': { status: 503, message: 'A dependency of the service is temporarily unavailable. Retry with backoff.' },

@@ -2,13 +2,16 @@
 // restricted keys, the scope) it needs. A route without a declaration makes the app refuse to start.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { Authenticator } from '../credentials/authenticator.ts';
+import type { AuditExportDownloadGrant, Authenticator } from '../credentials/authenticator.ts';
 import type { Principal } from '../credentials/principal.ts';
 import type { Role } from '../credentials/roles.ts';
 import { ServiceError } from '../errors/service-error.ts';
 
 export type RouteAccess =
   | { readonly public: true }
+  /** A download route: only a download JWT for the job named by the route's `:job_id` param, never an API key or a
+   * session token (spec, Authentication item 3). The request gets `download`, not a principal. */
+  | { readonly download: 'audit-export' }
   | {
       readonly roles: readonly Role[];
       /** The scope a restricted key must carry, e.g. `mcp.spend:write`, or `any` for routes every credential may
@@ -23,7 +26,14 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    download: AuditExportDownloadGrant | null;
   }
+}
+
+/** The grant of a download route's request; calling it on any other route is a programmer error. */
+export function downloadGrantOf(request: FastifyRequest): AuditExportDownloadGrant {
+  if (!request.download) throw new Error(`downloadGrantOf called on ${request.routeOptions.url}, which is not a download route`);
+  return request.download;
 }
 
 /** Roles by what they may do (DESIGN.md §2); routes pick one of these lists. */
@@ -39,6 +49,7 @@ export function principalOf(request: FastifyRequest): Principal {
 export const access = fastifyPlugin(
   async (app: FastifyInstance, options: { authenticator: Authenticator }) => {
     app.decorateRequest('principal', null);
+    app.decorateRequest('download', null);
 
     app.addHook('onRoute', (route) => {
       if (!route.config?.access) {
@@ -50,6 +61,15 @@ export const access = fastifyPlugin(
       const routeAccess = request.routeOptions.config.access;
       // Unknown routes reach the not-found handler with no access declared.
       if (!routeAccess || 'public' in routeAccess) return;
+      if ('download' in routeAccess) {
+        const grant = await options.authenticator.authenticateAuditExportDownload(request.headers.authorization);
+        // The token is bound to one job: a token for another job is no credential for this one.
+        if (grant.jobId !== (request.params as { job_id?: unknown }).job_id) throw new ServiceError('auth.credential_invalid');
+        const hint = request.headers['x-tenant-id'];
+        if (hint !== undefined && hint !== grant.tenantId) throw new ServiceError('request.tenant_hint_mismatch');
+        request.download = grant;
+        return;
+      }
       const principal = await options.authenticator.authenticate(request.headers.authorization);
       // x-tenant-id is never authorization, but when sent it must name the credential's tenant (spec).
       const tenantHint = request.headers['x-tenant-id'];

@@ -15,7 +15,7 @@ import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
 import type { Principal } from '../credentials/principal.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import { principalOf } from './access.ts';
+import { downloadGrantOf, principalOf } from './access.ts';
 import type { Queryable } from './database.ts';
 
 /** One quota policy: `quota` requests per `windowSeconds`, named in the RateLimit headers. */
@@ -251,7 +251,11 @@ export const rateLimit = fastifyPlugin(
       // Unknown routes (no access declared) answer 404 without touching the database; health checks are never limited.
       if (!routeAccess || unlimitedRoutes.has(request.routeOptions.url ?? '')) return;
       const [policy, subject] =
-        'public' in routeAccess ? [policies.address, request.ip] : [policies.credential, credentialSubject(principalOf(request))];
+        'public' in routeAccess
+          ? [policies.address, request.ip]
+          : 'download' in routeAccess
+            ? [policies.credential, `download:${downloadGrantOf(request).tokenId}`]
+            : [policies.credential, credentialSubject(principalOf(request))];
       let decision: RateLimitDecision;
       try {
         decision = await limiter.hit(policy, subject);

@@ -57,6 +57,9 @@ beforeAll(async () => {
   });
   secrets.capabilityToken = funded.capability_token;
   secrets.decision = (await asA('POST', '/verify', { intent_id: secrets.intent, token: funded.capability_token, operation: 'search.web', requested_spend_cents: 10 })).decision_id;
+  const auditExport = await asA('POST', '/v1/compliance/audit-exports', {});
+  secrets.auditExport = auditExport.job_id;
+  secrets.auditExportToken = auditExport.download_token;
   secrets.sandboxIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
 });
 
@@ -82,6 +85,8 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'POST /harbor/intents/:intent_id/settlement/confirm': () => [`/harbor/intents/${secrets.intent}/settlement/confirm`, {}],
   'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
+  'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
+  'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
 };
 
 /** Reads and verifications without a resource in the path: B gets its own (empty) view or a refusal, never A's data. */
@@ -96,6 +101,7 @@ const views: Record<string, () => [string, object | undefined]> = {
   'GET /harbor/ledger/v1/tip': () => ['/harbor/ledger/v1/tip', undefined],
   'GET /harbor/ledger/v1/events': () => ['/harbor/ledger/v1/events', undefined],
   'GET /harbor/ledger/v1/authority': () => ['/harbor/ledger/v1/authority', undefined],
+  'GET /v1/compliance/audit-exports': () => ['/v1/compliance/audit-exports', undefined],
   'POST /verify': () => ['/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/policy/rollback': () => ['/v1/policy/rollback', { template_id: 'completion_v1', expected_head_digest: secrets.policyDigest, target_digest: secrets.policyDigest, confirm: true }],
   'POST /protocol/v2/recognition/verify': () => {
@@ -113,7 +119,19 @@ const notCrossTenant = new Set([
   // SSO: the configuration is written in the caller's tenant; start and callback are public (the person names the
   // tenant; the callback's state names it), covered in test/gateway/sso.test.ts.
   'PUT /v1/admin/sso/config', 'POST /v1/auth/sso/start', 'POST /v1/auth/sso/callback',
+  // Builds an export of the caller's own tenant (B's bundle holding none of A's data: test/gateway/audit-exports.test.ts).
+  'POST /v1/compliance/audit-exports',
 ]);
+
+/** The download route takes no API key at all: B's admin key is refused (401), and so is B's download token for
+ * its own job on A's job; a token bound to A's tenant but naming B is covered in audit-exports.test.ts. */
+const downloadRoutes: Record<string, () => Promise<LightMyRequestResponse[]>> = {
+  'POST /v1/compliance/audit-exports/:job_id/bundle': async () => {
+    const url = `/v1/compliance/audit-exports/${secrets.auditExport}/bundle`;
+    const ownOfB = (await asB('POST', '/v1/compliance/audit-exports', {})).json() as { download_token: string };
+    return [await asB('POST', url), await app.inject({ method: 'POST', url, headers: bearer(ownOfB.download_token) })];
+  },
+};
 
 it('gives another tenant 404 on every resource and none of its data anywhere', async () => {
   const leaks = Object.values(secrets).filter((value) => value !== undefined);
@@ -136,6 +154,11 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
       if (route === 'POST /verify') expect(response.json()).toMatchObject({ allow: false });
       if (route === 'POST /protocol/v2/recognition/verify') expect(response.json()).toMatchObject({ valid: false, code: 'recognition.key_unknown' });
       if (route === 'POST /v1/policy/rollback') expect(response.statusCode).toBe(409);
+    } else if (downloadRoutes[route]) {
+      for (const response of await downloadRoutes[route]()) {
+        expect(response.statusCode, `${route}: ${response.body}`).toBe(401);
+        for (const secret of leaks) expect(response.body, route).not.toContain(secret);
+      }
     } else {
       expect(notCrossTenant.has(route), `no cross-tenant case for ${route}`).toBe(true);
     }
@@ -143,4 +166,6 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
   // A's resources are untouched.
   expect((await app.inject({ url: `/harbor/intents/${secrets.intent}`, headers: bearer(a.adminKey) })).json().state).toBe('funded');
   expect((await app.inject({ url: `/v1/admin/api-keys/${secrets.apiKey}`, headers: bearer(a.adminKey) })).json().revoked_at).toBeNull();
+  expect((await app.inject({ url: `/v1/compliance/audit-exports/${secrets.auditExport}`, headers: bearer(a.adminKey) })).json().status).toBe('ready');
+  expect((await app.inject({ method: 'POST', url: `/v1/compliance/audit-exports/${secrets.auditExport}/bundle`, headers: bearer(secrets.auditExportToken!) })).statusCode).toBe(200);
 });

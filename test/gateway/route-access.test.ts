@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jwtAudiences, signGatewayJwt } from '../../src/credentials/gateway-jwt.ts';
 import { roles, type Role } from '../../src/credentials/roles.ts';
 import type { RouteAccess } from '../../src/platform/access.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
@@ -40,6 +41,7 @@ afterAll(async () => {
 
 function describeAccess(access: RouteAccess): string {
   if ('public' in access) return 'public';
+  if ('download' in access) return `download token (${access.download})`;
   return `${access.roles.join(', ')}${access.scope ? `; scope ${access.scope}` : ''}`;
 }
 
@@ -57,6 +59,7 @@ const concretePath = (path: string) =>
     .replace(':intent_id', '00000000-0000-4000-8000-000000000001')
     .replace(':decision_id', '00000000-0000-4000-8000-000000000002')
     .replace(':key_id', `key_${'0'.repeat(32)}`)
+    .replace(':job_id', `job_${'0'.repeat(32)}`)
     .replace(':id', `rkey_${'0'.repeat(32)}`);
 
 describe('route access', () => {
@@ -68,6 +71,17 @@ describe('route access', () => {
   it('refuses every role outside a route\'s list with 403, and lets the listed roles past the role check', async () => {
     for (const route of registered) {
       if ('public' in route.access) continue;
+      if ('download' in route.access) {
+        // A download route takes a download JWT only: no role's API key (nor a session token) gets past it.
+        for (const role of roles) {
+          const response = await app.inject({ method: route.method as 'POST', url: concretePath(route.path), headers: bearer(keys[role]) });
+          expect(response.statusCode, `${route.method} ${route.path} as ${role}`).toBe(401);
+        }
+        const session = await signGatewayJwt(app.gatewayKeys, { roles: ['admin'] }, { audience: jwtAudiences.session, subject: 'user-x', tenantId: tenant.tenantId, expiresInSeconds: 300 });
+        const response = await app.inject({ method: route.method as 'POST', url: concretePath(route.path), headers: bearer(session) });
+        expect(response.statusCode, `${route.method} ${route.path} with a session token`).toBe(401);
+        continue;
+      }
       for (const role of roles) {
         const response = await app.inject({ method: route.method as 'GET', url: concretePath(route.path), headers: bearer(keys[role]), payload: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} });
         const label = `${route.method} ${route.path} as ${role}`;

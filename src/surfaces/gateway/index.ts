@@ -2,6 +2,7 @@
 // the issues that build each capability; this plugin is where they are mounted.
 import type { FastifyInstance } from 'fastify';
 import { apiKeyRoutes } from './routes/api-keys.ts';
+import { auditExportRoutes } from './routes/audit-exports.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
@@ -27,4 +28,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
   await app.register(sandboxGuardrailRoutes);
+  await app.register(auditExportRoutes);
 }

@@ -1,0 +1,254 @@
+// The audit bundle format (client-wire.md §9, DESIGN.md §6, docs/audit-exports.md): a ZIP holding a signed
+// `manifest.json` (kind svc.audit_export_manifest_v1) that lists every other file with its SHA-256 and size, plus
+// intents.jsonl, ledger.jsonl and ledger-checkpoint.json. Building and verifying live here, with no database and no
+// network, so that `svc audit verify` checks a bundle offline with the same code the gateway builds it with.
+import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
+import { ServiceError } from '../errors/service-error.ts';
+import {
+  bytesToHex,
+  ed25519PublicKey,
+  encodeLedgerRowBody,
+  ledgerGenesisRowHash,
+  ledgerRowHash,
+  sha256,
+  signArtifact,
+  verifyArtifact,
+  verifyEd25519,
+  type Ed25519Signer,
+} from '../signing/index.ts';
+import { ledgerCheckpointBytes, type LedgerCheckpoint } from './ledger-service.ts';
+
+export const auditManifestKind = 'svc.audit_export_manifest_v1';
+export const auditBundlePaths = {
+  manifest: 'manifest.json',
+  intents: 'intents.jsonl',
+  ledger: 'ledger.jsonl',
+  checkpoint: 'ledger-checkpoint.json',
+} as const;
+
+/** One line of ledger.jsonl: the row's columns, its body and both hashes (as GET /harbor/ledger/v1/events). */
+export interface LedgerLine {
+  readonly ledger_seq: number;
+  readonly transaction_id: string;
+  readonly intent_id: string;
+  readonly entry_index: number;
+  readonly account: string;
+  readonly side: 'debit' | 'credit';
+  readonly amount_cents: number;
+  readonly currency: string;
+  readonly event_kind: string;
+  readonly recorded_at: string;
+  readonly body_hex: string;
+  readonly prev_row_hash_hex: string;
+  readonly row_hash_hex: string;
+}
+
+export interface BundleFile {
+  readonly path: string;
+  readonly bytes: Uint8Array;
+}
+
+export interface AuditManifestFields {
+  readonly tenantId: string;
+  readonly jobId: string;
+  readonly generatedAt: string;
+  readonly disclosureTier: 'standard' | 'extended';
+  readonly redactionProfile: string;
+  readonly checkpointLastLedgerSeq: number;
+  readonly exportFilter: Record<string, unknown>;
+}
+
+export const jsonLines = (values: readonly unknown[]): Uint8Array => strToU8(values.map((value) => `${JSON.stringify(value)}\n`).join(''));
+
+/** The signed manifest over `files` and the ZIP of manifest + files. */
+export function buildAuditBundle(fields: AuditManifestFields, files: readonly BundleFile[], signer: Ed25519Signer) {
+  const manifest = signArtifact(
+    auditManifestKind,
+    {
+      tenant_realm_id: fields.tenantId,
+      job_id: fields.jobId,
+      generated_at_rfc3339: fields.generatedAt,
+      disclosure_tier: fields.disclosureTier,
+      redaction_profile: fields.redactionProfile,
+      checkpoint_last_ledger_seq: fields.checkpointLastLedgerSeq,
+      export_filter: fields.exportFilter,
+      artifacts: files.map((file) => ({ path: file.path, sha256_hex: bytesToHex(sha256(file.bytes)), size_bytes: file.bytes.length })),
+    },
+    signer,
+  );
+  const manifestBytes = strToU8(`${JSON.stringify(manifest, null, 2)}\n`);
+  const entries: Record<string, Uint8Array> = { [auditBundlePaths.manifest]: manifestBytes };
+  for (const file of files) entries[file.path] = file.bytes;
+  const zip = zipSync(entries, { level: 6 });
+  return { manifest, manifestSha256: sha256(manifestBytes), zip, zipSha256: sha256(zip) };
+}
+
+export interface AuditBundleReport {
+  readonly ok: boolean;
+  readonly problems: string[];
+  /** Which key the manifest was checked against: the one given, or the one embedded in the manifest. */
+  readonly keySource: 'given' | 'embedded';
+  readonly signingPublicKeyHex: string | null;
+  readonly tenantId: string | null;
+  readonly jobId: string | null;
+  readonly files: number;
+  readonly ledgerRows: number;
+  readonly checkpointLedgerSeq: number | null;
+}
+
+const hex64 = /^[0-9a-f]{64}$/;
+
+/**
+ * Verifies a bundle offline: the manifest's signature (against `publicKeyHex` when given, else its embedded key),
+ * every listed file's SHA-256 and size, no unlisted file, the ledger chain of ledger.jsonl from genesis, and the
+ * signed checkpoint naming its tip. Never throws for a bad bundle: every finding is a problem in the report.
+ */
+export function verifyAuditBundle(zip: Uint8Array, options: { publicKeyHex?: string | undefined } = {}): AuditBundleReport {
+  const problems: string[] = [];
+  const keySource = options.publicKeyHex === undefined ? 'embedded' : 'given';
+  const result = { keySource, signingPublicKeyHex: null as string | null, tenantId: null as string | null, jobId: null as string | null, files: 0, ledgerRows: 0, checkpointLedgerSeq: null as number | null } as const;
+  const done = (extra: Partial<AuditBundleReport> = {}): AuditBundleReport => ({ ...result, ...extra, ok: problems.length === 0, problems });
+
+  let entries: Record<string, Uint8Array>;
+  try {
+    entries = unzipSync(zip);
+  } catch (error) {
+    problems.push(`not a readable ZIP (${(error as Error).message})`);
+    return done();
+  }
+  const manifestBytes = entries[auditBundlePaths.manifest];
+  if (!manifestBytes) {
+    problems.push(`no ${auditBundlePaths.manifest} in the bundle`);
+    return done();
+  }
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(strFromU8(manifestBytes)) as Record<string, unknown>;
+    if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest)) throw new Error('not a JSON object');
+  } catch (error) {
+    problems.push(`${auditBundlePaths.manifest} is not a JSON object (${(error as Error).message})`);
+    return done();
+  }
+  if (manifest.kind !== auditManifestKind) problems.push(`${auditBundlePaths.manifest} has kind ${JSON.stringify(manifest.kind)}, expected ${auditManifestKind}`);
+  if (options.publicKeyHex !== undefined && !hex64.test(options.publicKeyHex)) {
+    problems.push('the given public key is not 64 lowercase hex digits');
+    return done();
+  }
+  let signingKeyHex: string | null = null;
+  try {
+    const verified = verifyArtifact(manifest, options.publicKeyHex ? { trustedPublicKeys: [options.publicKeyHex] } : {});
+    signingKeyHex = verified.signingPublicKeyHex;
+  } catch (error) {
+    if (!(error instanceof ServiceError)) throw error;
+    problems.push(`manifest signature: ${error.code} (${JSON.stringify(error.details ?? {})})`);
+  }
+  const tenantId = typeof manifest.tenant_realm_id === 'string' ? manifest.tenant_realm_id : null;
+  const jobId = typeof manifest.job_id === 'string' ? manifest.job_id : null;
+
+  // Every listed file is present with its digest and size; nothing else is in the ZIP.
+  const listed = new Set<string>();
+  const artifacts = Array.isArray(manifest.artifacts) ? (manifest.artifacts as unknown[]) : [];
+  if (!Array.isArray(manifest.artifacts)) problems.push('manifest artifacts is not a list');
+  for (const artifact of artifacts) {
+    const { path, sha256_hex: digestHex, size_bytes: size } = (artifact ?? {}) as { path?: unknown; sha256_hex?: unknown; size_bytes?: unknown };
+    if (typeof path !== 'string' || path === auditBundlePaths.manifest || listed.has(path)) {
+      problems.push(`manifest lists an invalid or repeated path ${JSON.stringify(path)}`);
+      continue;
+    }
+    listed.add(path);
+    const bytes = entries[path];
+    if (!bytes) {
+      problems.push(`${path}: listed in the manifest but missing from the bundle`);
+      continue;
+    }
+    if (bytes.length !== size) problems.push(`${path}: ${bytes.length} bytes, the manifest says ${String(size)}`);
+    if (bytesToHex(sha256(bytes)) !== digestHex) problems.push(`${path}: SHA-256 does not match the manifest`);
+  }
+  for (const path of Object.keys(entries)) {
+    if (path !== auditBundlePaths.manifest && !listed.has(path)) problems.push(`${path}: in the bundle but not listed in the manifest`);
+  }
+
+  const chain = verifyLedgerFiles(entries, tenantId, signingKeyHex ?? options.publicKeyHex ?? null, problems);
+  const manifestSeq = typeof manifest.checkpoint_last_ledger_seq === 'number' ? manifest.checkpoint_last_ledger_seq : 0;
+  if (chain.checkpointSeq !== null && chain.checkpointSeq !== manifestSeq) {
+    problems.push(`manifest checkpoint_last_ledger_seq is ${manifestSeq}, the checkpoint names ${chain.checkpointSeq}`);
+  }
+  return done({ signingPublicKeyHex: signingKeyHex, tenantId, jobId, files: listed.size, ledgerRows: chain.rows, checkpointLedgerSeq: chain.checkpointSeq });
+}
+
+/** ledger.jsonl from genesis: sequence, links, hashes, each body against its columns; then the checkpoint. */
+function verifyLedgerFiles(
+  entries: Record<string, Uint8Array>,
+  tenantId: string | null,
+  signingKeyHex: string | null,
+  problems: string[],
+): { rows: number; checkpointSeq: number | null } {
+  const ledgerBytes = entries[auditBundlePaths.ledger];
+  const checkpointBytes = entries[auditBundlePaths.checkpoint];
+  if (!ledgerBytes || !checkpointBytes) {
+    problems.push(`the bundle needs ${auditBundlePaths.ledger} and ${auditBundlePaths.checkpoint}`);
+    return { rows: 0, checkpointSeq: null };
+  }
+  let lastSeq = 0;
+  let lastHash: Uint8Array = ledgerGenesisRowHash;
+  let rows = 0;
+  const lines = strFromU8(ledgerBytes).split('\n').filter((line) => line !== '');
+  for (const [index, text] of lines.entries()) {
+    const where = `${auditBundlePaths.ledger} line ${index + 1}`;
+    let line: LedgerLine;
+    try {
+      line = JSON.parse(text) as LedgerLine;
+      const body = Buffer.from(line.body_hex, 'hex');
+      const prev = Buffer.from(line.prev_row_hash_hex, 'hex');
+      rows += 1;
+      if (line.ledger_seq !== lastSeq + 1) problems.push(`${where}: ledger_seq ${line.ledger_seq}, expected ${lastSeq + 1}`);
+      if (!prev.equals(lastHash)) problems.push(`${where}: prev_row_hash is not ${lastSeq === 0 ? 'the genesis hash' : `the row_hash of row ${lastSeq}`}`);
+      const rowHash = ledgerRowHash(prev, body);
+      if (bytesToHex(rowHash) !== line.row_hash_hex) problems.push(`${where}: row_hash is not SHA-256(prev_row_hash ‖ body)`);
+      const expected = encodeLedgerRowBody({
+        tenant_id: tenantId ?? '',
+        ledger_seq: line.ledger_seq,
+        transaction_id: line.transaction_id,
+        intent_id: line.intent_id,
+        entry_index: line.entry_index,
+        account: line.account,
+        side: line.side === 'debit' ? 0 : 1,
+        amount_cents: line.amount_cents,
+        currency: line.currency,
+        event_kind: line.event_kind,
+        recorded_at: line.recorded_at,
+      });
+      if (!Buffer.from(expected).equals(body)) problems.push(`${where}: body_hex does not match the row's columns and the manifest's tenant`);
+      lastSeq = line.ledger_seq;
+      lastHash = Buffer.from(line.row_hash_hex, 'hex');
+    } catch (error) {
+      problems.push(`${where}: unreadable row (${(error as Error).message})`);
+      return { rows, checkpointSeq: null };
+    }
+  }
+
+  let checkpoint: LedgerCheckpoint;
+  try {
+    checkpoint = JSON.parse(strFromU8(checkpointBytes)) as LedgerCheckpoint;
+  } catch (error) {
+    problems.push(`${auditBundlePaths.checkpoint} is not JSON (${(error as Error).message})`);
+    return { rows, checkpointSeq: null };
+  }
+  const fields = { tenant_id: checkpoint.tenant_id, ledger_seq: checkpoint.ledger_seq, row_hash_hex: checkpoint.row_hash_hex, issued_at: checkpoint.issued_at };
+  const digest = sha256(ledgerCheckpointBytes(fields));
+  if (bytesToHex(digest) !== checkpoint.message_digest_sha256_hex) problems.push('checkpoint: message_digest_sha256_hex does not match its fields');
+  if (signingKeyHex !== null && checkpoint.signing_public_key_ed25519_hex !== signingKeyHex) {
+    problems.push('checkpoint: signed by another key than the manifest');
+  }
+  try {
+    const key = ed25519PublicKey(Buffer.from(String(checkpoint.signing_public_key_ed25519_hex), 'hex'));
+    if (!verifyEd25519(key, digest, Buffer.from(String(checkpoint.ed25519_signature_hex), 'hex'))) problems.push('checkpoint: Ed25519 signature does not verify');
+  } catch {
+    problems.push('checkpoint: signing_public_key_ed25519_hex is not an Ed25519 public key');
+  }
+  if (checkpoint.tenant_id !== tenantId) problems.push(`checkpoint: tenant ${checkpoint.tenant_id}, the manifest names ${String(tenantId)}`);
+  if (checkpoint.ledger_seq !== lastSeq || checkpoint.row_hash_hex !== bytesToHex(lastHash)) {
+    problems.push(`checkpoint names seq ${checkpoint.ledger_seq} (${checkpoint.row_hash_hex}), ${auditBundlePaths.ledger} ends at seq ${lastSeq} (${bytesToHex(lastHash)})`);
+  }
+  return { rows, checkpointSeq: typeof checkpoint.ledger_seq === 'number' ? checkpoint.ledger_seq : null };
+}

@@ -1,0 +1,263 @@
+// Audit exports (client-wire.md §9, docs/audit-exports.md): building a tenant's bundle in one snapshot, storing the
+// job, and issuing the download JWT bound to one job (DESIGN.md §2). The bundle is built synchronously in the create
+// request (status `ready` at once); a job queue with `pending` jobs is a later change.
+import { randomBytes, sign } from 'node:crypto';
+import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
+import type { Principal } from '../credentials/principal.ts';
+import { insertReadyAuditExport, listEvidenceForExport, type AuditExportRecord, type DisclosureTier, type ExportEvidence } from '../db/audit-export-repository.ts';
+import { listIntentsForExport, type Intent } from '../db/intent-repository.ts';
+import { listLedgerRows, type LedgerRow } from '../db/ledger-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import {
+  auditExportBundleBytesMax,
+  auditExportDownloadTokenLifetimeSeconds,
+  auditExportIntentsMax,
+  auditExportLedgerRowsMax,
+  auditExportRetentionHoursDefault,
+  ledgerVerifyBatchRows,
+} from '../limits.ts';
+import type { Database } from '../platform/database.ts';
+import type { GatewayKey, GatewayKeyring } from '../platform/gateway-keys.ts';
+import {
+  bytesToHex,
+  ed25519PublicKey,
+  formatRfc3339MillisecondsUtc,
+  formatRfc3339SecondsUtc,
+  isCanonicalUuidText,
+  parseRfc3339,
+  type Ed25519Signer,
+} from '../signing/index.ts';
+import { auditBundlePaths, buildAuditBundle, jsonLines, type LedgerLine } from './audit-bundle.ts';
+import { readLedgerTip, signLedgerCheckpoint } from './ledger-service.ts';
+
+export interface AuditExportRequest {
+  readonly filter?: { time_start?: string; time_end?: string; intent_id?: string };
+  readonly disclosure_tier?: DisclosureTier;
+  readonly retention_hours?: number;
+}
+
+/** What each tier discloses of evidence (the manifest's redaction_profile). */
+export const redactionProfiles: Record<DisclosureTier, string> = {
+  standard: 'evidence_digests_only',
+  extended: 'evidence_payloads_included',
+};
+
+export const auditExportDownloadPath = (jobId: string): string => `/v1/compliance/audit-exports/${jobId}/bundle`;
+
+/** The gateway's active key as an artifact signer. */
+export function gatewaySigner(key: GatewayKey): Ed25519Signer {
+  return {
+    publicKey: ed25519PublicKey(Buffer.from(key.publicKeyHex, 'hex')),
+    sign: (message) => new Uint8Array(sign(null, message, key.privateKey)),
+  };
+}
+
+interface NormalizedFilter {
+  readonly exportFilter: Record<string, string>;
+  readonly createdFrom?: Date;
+  readonly createdBefore?: Date;
+  readonly intentId?: string;
+}
+
+/** time_start / time_end are RFC 3339 (normalized to UTC seconds); the range is [time_start, time_end). */
+function normalizeFilter(filter: AuditExportRequest['filter'] = {}): NormalizedFilter {
+  const invalid = (field: string): never => {
+    throw new ServiceError('audit_export.filter_invalid', { details: { field } });
+  };
+  const time = (field: 'time_start' | 'time_end'): Date | undefined => {
+    const text = filter[field];
+    if (text === undefined) return undefined;
+    let epochMs: number;
+    try {
+      epochMs = parseRfc3339(text, field).epochMs;
+    } catch {
+      return invalid(field);
+    }
+    return new Date(epochMs);
+  };
+  const createdFrom = time('time_start');
+  const createdBefore = time('time_end');
+  if (createdFrom && createdBefore && createdFrom.getTime() >= createdBefore.getTime()) invalid('time_end');
+  if (filter.intent_id !== undefined && !isCanonicalUuidText(filter.intent_id)) invalid('intent_id');
+  // The signed export_filter: fixed key order, only what was given.
+  const exportFilter: Record<string, string> = {};
+  if (createdFrom) exportFilter.time_start = formatRfc3339MillisecondsUtc(createdFrom.getTime());
+  if (createdBefore) exportFilter.time_end = formatRfc3339MillisecondsUtc(createdBefore.getTime());
+  if (filter.intent_id !== undefined) exportFilter.intent_id = filter.intent_id;
+  return {
+    exportFilter,
+    ...(createdFrom ? { createdFrom } : {}),
+    ...(createdBefore ? { createdBefore } : {}),
+    ...(filter.intent_id !== undefined ? { intentId: filter.intent_id } : {}),
+  };
+}
+
+const hexOrNull = (bytes: Buffer | null): string | null => (bytes ? bytes.toString('hex') : null);
+
+/** One line of intents.jsonl. Signatures and public keys are evidence, not secrets, and are kept; the evidence
+ * payload, its artifact list and the evaluation trace (which quotes the payload) only in the extended tier. */
+function intentLine(intent: Intent, evidence: ExportEvidence | undefined, tier: DisclosureTier) {
+  return {
+    intent_id: intent.intentId,
+    state: intent.state,
+    signing_version: intent.signingVersion,
+    principal_did: intent.principalDid,
+    principal_pubkey_hex: hexOrNull(intent.principalPubkey),
+    principal_signature_hex: hexOrNull(intent.principalSignature),
+    principal_key_registered: intent.principalKeyRegistered,
+    payee_did: intent.payeeDid,
+    payee_pubkey_hex: hexOrNull(intent.payeePubkey),
+    amount_cents: intent.amountCents,
+    currency: intent.currency,
+    budget: intent.budget,
+    evidence_schema: intent.evidenceSchema,
+    deadline: intent.deadlineText,
+    predicate_dsl: intent.predicateDsl,
+    predicate_ref: intent.predicateRef,
+    policy_binding:
+      intent.policyTemplateId === null
+        ? null
+        : { template_id: intent.policyTemplateId, version_seq: intent.policyVersionSeq, content_digest: hexOrNull(intent.policyContentDigest) },
+    settlement_rail: intent.settlementRail,
+    allowed_tools: intent.allowedTools,
+    completion_preset_id: intent.completionPresetId,
+    predicate_passed: intent.predicatePassed,
+    funding_reference: intent.fundingReference,
+    created_at: intent.createdAt.toISOString(),
+    funded_at: intent.fundedAt?.toISOString() ?? null,
+    evidence_recorded_at: intent.evidenceRecordedAt?.toISOString() ?? null,
+    settled_at: intent.settledAt?.toISOString() ?? null,
+    evidence: evidence
+      ? {
+          payee_did: evidence.payeeDid,
+          submitted_at: evidence.submittedAt,
+          payload_digest_hex: evidence.payloadDigest.toString('hex'),
+          artifacts_digest_hex: evidence.artifactsDigest.toString('hex'),
+          payee_signature_hex: hexOrNull(evidence.payeeSignature),
+          predicate_passed: evidence.predicatePassed,
+          ...(tier === 'extended' ? { payload: evidence.payload, artifacts: evidence.artifacts, evaluation: evidence.evaluation } : {}),
+        }
+      : null,
+  };
+}
+
+export function ledgerLine(row: LedgerRow): LedgerLine {
+  return {
+    ledger_seq: row.ledgerSeq,
+    transaction_id: row.transactionId,
+    intent_id: row.intentId,
+    entry_index: row.entryIndex,
+    account: row.account,
+    side: row.side === 0 ? 'debit' : 'credit',
+    amount_cents: row.amountCents,
+    currency: row.currency,
+    event_kind: row.eventKind,
+    recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),
+    body_hex: row.body.toString('hex'),
+    prev_row_hash_hex: row.prevRowHash.toString('hex'),
+    row_hash_hex: row.rowHash.toString('hex'),
+  };
+}
+
+const tooLarge = (what: string, limit: number): never => {
+  throw new ServiceError('audit_export.too_large', { details: { [what]: limit } });
+};
+
+/**
+ * Builds the bundle and stores the job, all in one REPEATABLE READ tenant transaction: the intents, the ledger rows
+ * and the tip the checkpoint signs are one snapshot, so the chain in the bundle ends exactly at the checkpoint.
+ * The ledger is the tenant's whole chain from genesis (a chain cannot be verified in part); the filter selects the
+ * intents.
+ */
+export async function createAuditExport(
+  database: Database,
+  gatewayKey: GatewayKey,
+  principal: Principal,
+  request: AuditExportRequest,
+): Promise<AuditExportRecord> {
+  const { tenantId } = principal;
+  const filter = normalizeFilter(request.filter);
+  const tier = request.disclosure_tier ?? 'standard';
+  const jobId = `job_${randomBytes(16).toString('hex')}`;
+  return database.tenant(
+    tenantId,
+    async (tx) => {
+      const intents = await listIntentsForExport(tx, tenantId, filter, auditExportIntentsMax + 1);
+      if (intents.length > auditExportIntentsMax) tooLarge('intents_max', auditExportIntentsMax);
+      const evidence = await listEvidenceForExport(tx, tenantId, intents.map((intent) => intent.intentId));
+      const tip = await readLedgerTip(tx, tenantId);
+      if (tip.ledgerSeq > auditExportLedgerRowsMax) tooLarge('ledger_rows_max', auditExportLedgerRowsMax);
+      const rows: LedgerRow[] = [];
+      for (let afterSeq = 0; afterSeq < tip.ledgerSeq; ) {
+        const batch = await listLedgerRows(tx, tenantId, afterSeq, ledgerVerifyBatchRows);
+        if (batch.length === 0) break;
+        rows.push(...batch.filter((row) => row.ledgerSeq <= tip.ledgerSeq));
+        afterSeq = batch.at(-1)!.ledgerSeq;
+      }
+      const nowMs = Date.now();
+      const checkpoint = signLedgerCheckpoint(tenantId, tip, gatewayKey, nowMs);
+      const built = buildAuditBundle(
+        {
+          tenantId,
+          jobId,
+          generatedAt: formatRfc3339SecondsUtc(nowMs),
+          disclosureTier: tier,
+          redactionProfile: redactionProfiles[tier],
+          checkpointLastLedgerSeq: tip.ledgerSeq,
+          exportFilter: filter.exportFilter,
+        },
+        [
+          { path: auditBundlePaths.intents, bytes: jsonLines(intents.map((intent) => intentLine(intent, evidence.get(intent.intentId), tier))) },
+          { path: auditBundlePaths.ledger, bytes: jsonLines(rows.map(ledgerLine)) },
+          { path: auditBundlePaths.checkpoint, bytes: new Uint8Array(Buffer.from(`${JSON.stringify(checkpoint, null, 2)}\n`)) },
+        ],
+        gatewaySigner(gatewayKey),
+      );
+      if (built.zip.length > auditExportBundleBytesMax) tooLarge('bundle_bytes_max', auditExportBundleBytesMax);
+      return insertReadyAuditExport(tx, tenantId, {
+        jobId,
+        disclosureTier: tier,
+        filter: filter.exportFilter,
+        createdBy: principal.subject,
+        retentionHours: request.retention_hours ?? auditExportRetentionHoursDefault,
+        manifestSha256: Buffer.from(built.manifestSha256),
+        bundleSha256: Buffer.from(built.zipSha256),
+        bundle: Buffer.from(built.zip),
+      });
+    },
+    { isolation: 'repeatable read' },
+  );
+}
+
+/** A download JWT for one job: aud svc-audit-export-download, sub and job_id the job, tid its tenant. */
+export async function issueDownloadToken(keyring: GatewayKeyring, job: AuditExportRecord, now = new Date()) {
+  const token = await signGatewayJwt(keyring, { job_id: job.jobId }, {
+    audience: jwtAudiences.auditExportDownload,
+    subject: job.jobId,
+    tenantId: job.tenantId,
+    expiresInSeconds: auditExportDownloadTokenLifetimeSeconds,
+    now,
+  });
+  const expiresAtMs = (Math.floor(now.getTime() / 1000) + auditExportDownloadTokenLifetimeSeconds) * 1000;
+  return { download_token: token, download_token_expires_at: new Date(expiresAtMs).toISOString(), download_path: auditExportDownloadPath(job.jobId) };
+}
+
+export function presentAuditExport(job: AuditExportRecord) {
+  return {
+    object: 'audit_export',
+    id: job.jobId,
+    job_id: job.jobId,
+    status: job.status,
+    tenant_realm_id: job.tenantId,
+    tenant_id: job.tenantId,
+    disclosure_tier: job.disclosureTier,
+    filter: job.filter,
+    created_at: job.createdAt.toISOString(),
+    expires_at: job.expiresAt.toISOString(),
+    deleted_at: job.deletedAt?.toISOString() ?? null,
+    error: job.error,
+    manifest_sha256: job.manifestSha256 ? bytesToHex(job.manifestSha256) : null,
+    bundle_sha256: job.bundleSha256 ? bytesToHex(job.bundleSha256) : null,
+    bundle_size_bytes: job.bundleSizeBytes,
+  };
+}
