@@ -24,6 +24,8 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** Requests per minute one client address may make to public routes (health checks excluded), across all replicas. */
   readonly rateLimitPublicPerMinute: number;
+  /** `redis://` or `rediss://` URL of the Redis that holds the rate-limit counters; absent means Postgres. */
+  readonly redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -46,10 +48,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// connection string');
   }
-  if (nonEmpty(environment.REDIS_URL) !== undefined) {
-    // Refused rather than ignored: an operator who sets it expects the counters in Redis (docs/operations.md).
-    throw new ConfigError('REDIS_URL is set, but the Redis rate-limit store is not supported yet; unset it (rate-limit counters live in Postgres)');
-  }
   return {
     databaseUrl,
     dataDir: path.resolve(nonEmpty(environment.SVC_DATA_DIR) ?? 'data'),
@@ -62,6 +60,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     smtpFrom: parseSmtpFrom(environment.SMTP_FROM),
     rateLimitPerMinute: parseRateLimit('SVC_RATE_LIMIT_PER_MINUTE', environment.SVC_RATE_LIMIT_PER_MINUTE, rateLimitPerMinuteDefault),
     rateLimitPublicPerMinute: parseRateLimit('SVC_RATE_LIMIT_PUBLIC_PER_MINUTE', environment.SVC_RATE_LIMIT_PUBLIC_PER_MINUTE, rateLimitPublicPerMinuteDefault),
+    redisUrl: parseRedisUrl(environment.REDIS_URL),
   };
 }
 
@@ -105,6 +104,22 @@ function parseSmtpUrl(value: string | undefined): string | undefined {
   // The message never repeats the value: it may carry the relay's password.
   if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
     throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL with a host (smtp://user:pass@host:587)');
+  }
+  return text;
+}
+
+function parseRedisUrl(value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  // The message never repeats the value: it may carry a password.
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL with a host (redis://user:pass@host:6379/0)');
   }
   return text;
 }

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from './platform/embedde
 import { loadGatewayKeys } from './platform/gateway-keys.ts';
 import { createLogger } from './platform/logging.ts';
 import { migrate } from './platform/migrate.ts';
+import { RedisRateLimitStore } from './platform/rate-limit-redis.ts';
 import { createFastify } from './server-options.ts';
 
 const config = loadConfig();
@@ -37,12 +38,19 @@ if (keys.created) {
   logger.info({ key_source: keys.origin, active_kid: keys.keyring.active.kid }, 'gateway signing keys loaded');
 }
 
+// Rate-limit counters in Redis when REDIS_URL is set, else in Postgres (docs/operations.md "Rate limits").
+const redisStore = config.redisUrl
+  ? new RedisRateLimitStore({ url: config.redisUrl, onError: (err) => logger.error({ err }, 'Redis rate-limit store: connection failed; limited routes answer 503 until it is back') })
+  : undefined;
+if (redisStore) logger.info('REDIS_URL is set: rate-limit counters live in Redis');
+
 const server = createFastify(logger);
+if (redisStore) server.addHook('onClose', () => redisStore.close());
 await server.register(app, {
   connection,
   gatewayKeys: keys.keyring,
   mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
-  rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute },
+  rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute, ...(redisStore ? { store: redisStore } : {}) },
 });
 
 closeWithGrace({ delay: shutdownGraceMs }, async ({ signal, err }) => {

@@ -33,11 +33,11 @@ export interface RateLimitSettings {
   readonly perAddress: number;
   /** The window; the configuration is per minute (60), tests use shorter ones. */
   readonly windowSeconds?: number;
-  /** Where the counters live; default Postgres through the app's pool. */
+  /** Where the counters live; default Postgres through the app's pool. The caller owns (and closes) a store it passes. */
   readonly store?: RateLimitStore;
 }
 
-/** The shared counter behind the limiter. Postgres today; a Redis store (INCRBY + PEXPIRE) fits the same shape. */
+/** The shared counter behind the limiter: Postgres (below) by default, Redis with `REDIS_URL` (rate-limit-redis.ts). */
 export interface RateLimitStore {
   /** Adds `hits` to the counter of `bucket` in the window `[windowStartMs, windowStartMs + windowMs)` and returns the
    * counter's value after the addition, as every replica sees it. */

@@ -7,7 +7,7 @@ describe('loadConfig', () => {
   it('defaults to the embedded database, loopback and port 8080', () => {
     expect(loadConfig({})).toEqual({ databaseUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info', signingKeysJson: undefined, signingKeyFile: undefined,
       smtpUrl: undefined, smtpFrom: 'svc <no-reply@localhost>',
-      rateLimitPerMinute: 600, rateLimitPublicPerMinute: 120 });
+      rateLimitPerMinute: 600, rateLimitPublicPerMinute: 120, redisUrl: undefined });
   });
 
   it('treats an empty DATABASE_URL as unset', () => {
@@ -19,12 +19,12 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgresql://u@h/db', SVC_DATA_DIR: '/tmp/x', HOST: '0.0.0.0', PORT: '9000', LOG_LEVEL: 'DEBUG',
       SVC_SIGNING_KEYS: '{"keys":[]}', SVC_SIGNING_KEY_FILE: '/etc/svc/keys.json',
       SMTP_URL: 'smtps://mailer:pw@smtp.example.com:465', SMTP_FROM: 'Acme <sign-in@example.com>',
-      SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: ' 1000000000 ',
+      SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: ' 1000000000 ', REDIS_URL: 'rediss://default:pw@redis.example.com:6380/2',
     })).toEqual({
       databaseUrl: 'postgresql://u@h/db', dataDir: '/tmp/x', host: '0.0.0.0', port: 9000, logLevel: 'debug',
       signingKeysJson: '{"keys":[]}', signingKeyFile: '/etc/svc/keys.json',
       smtpUrl: 'smtps://mailer:pw@smtp.example.com:465', smtpFrom: 'Acme <sign-in@example.com>',
-      rateLimitPerMinute: 5, rateLimitPublicPerMinute: 1_000_000_000,
+      rateLimitPerMinute: 5, rateLimitPublicPerMinute: 1_000_000_000, redisUrl: 'rediss://default:pw@redis.example.com:6380/2',
     });
   });
 
@@ -43,12 +43,18 @@ describe('loadConfig', () => {
     [{ SVC_RATE_LIMIT_PER_MINUTE: '1e3' }, /SVC_RATE_LIMIT_PER_MINUTE/],
     [{ SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: '-1' }, /SVC_RATE_LIMIT_PUBLIC_PER_MINUTE/],
     [{ SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000001' }, /SVC_RATE_LIMIT_PUBLIC_PER_MINUTE/],
-    [{ REDIS_URL: 'redis://127.0.0.1:6379' }, /REDIS_URL.*not supported yet/],
+    [{ REDIS_URL: 'http://127.0.0.1:6379' }, /REDIS_URL/],
+    [{ REDIS_URL: '127.0.0.1:6379' }, /REDIS_URL/],
   ])('rejects %o', (environment, message) => {
     expect(() => loadConfig(environment)).toThrow(message);
   });
 
   it('never repeats SMTP_URL, which may carry a password, in its error', () => {
     expect(() => loadConfig({ SMTP_URL: 'ftp://mailer:hunter2@smtp.example.com' })).toThrow(/^(?![\s\S]*hunter2)/);
+  });
+
+  it('treats an empty REDIS_URL as unset, and never repeats it in its error', () => {
+    expect(loadConfig({ REDIS_URL: ' ' }).redisUrl).toBeUndefined();
+    expect(() => loadConfig({ REDIS_URL: 'memcached://:hunter2@cache.example.com' })).toThrow(/^(?![\s\S]*hunter2)/);
   });
 });

@@ -1,7 +1,10 @@
 // Gateway rate limits: the six headers (draft-ietf-httpapi-ratelimit-headers-10 RateLimit / RateLimit-Policy,
 // X-RateLimit-*, Retry-After), the 429 envelope, per-key and per-address budgets, health checks never limited,
-// and one budget shared by two server processes on one database. Real Postgres throughout.
+// and one budget shared by two server processes on one database. Real Postgres throughout; the Redis store
+// (REDIS_URL) against the real Redis at TEST_REDIS_URL (default redis://127.0.0.1:6379).
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createClient, type RedisClientType } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { app } from '../../src/app.ts';
 import { Database } from '../../src/platform/database.ts';
@@ -11,6 +14,7 @@ import {
   bucketKey, credentialSubject, PostgresRateLimitStore, RateLimiter, rateLimitHeaders, rateLimitPolicies,
   type RateLimitPolicy, type RateLimitSettings, type RateLimitStore,
 } from '../../src/platform/rate-limit.ts';
+import { RedisRateLimitStore, type RedisRateLimitStoreOptions } from '../../src/platform/rate-limit-redis.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { runMaintenance } from '../../src/services/maintenance.ts';
 import { bearer, createTestTenant, type TestTenant } from '../helpers/app.ts';
@@ -407,10 +411,199 @@ describe('two server processes on one database', () => {
   });
 });
 
-describe('REDIS_URL', () => {
-  it('stops the start with a message saying Redis is not supported yet', async () => {
-    await expect(startServerProcess({ DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379' })).rejects.toThrow(
-      /REDIS_URL is set, but the Redis rate-limit store is not supported yet/,
+// ---- The Redis store (REDIS_URL). Redis must be reachable: these tests fail, never skip, without it. ----
+
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('the Redis store', () => {
+  /** Every key these tests make lives under this prefix (or is named below) and is deleted afterwards. */
+  const keyPrefix = `svc:rl:test-${randomUUID()}:`;
+  const windowSeconds = 3600;
+  let redis: RedisClientType;
+  const stores: RedisRateLimitStore[] = [];
+  const apps: FastifyInstance[] = [];
+  const newStore = (options: Partial<RedisRateLimitStoreOptions> = {}) => {
+    const store = new RedisRateLimitStore({ url: redisUrl, keyPrefix, ...options });
+    stores.push(store);
+    return store;
+  };
+  const limitedApp = async (settings: Omit<RateLimitSettings, 'store' | 'windowSeconds'>, store: RateLimitStore) => {
+    const instance = await buildLimitedApp(database, { ...settings, windowSeconds, store });
+    apps.push(instance);
+    return instance;
+  };
+  const keysMatching = async (pattern: string) => {
+    const keys: string[] = [];
+    for await (const batch of redis.scanIterator({ MATCH: pattern, COUNT: 1000 })) keys.push(...batch);
+    return keys;
+  };
+
+  beforeAll(async () => {
+    redis = createClient({ url: redisUrl, socket: { connectTimeout: 2_000, reconnectStrategy: false } });
+    redis.on('error', () => {});
+    await redis.connect();
+    expect(await redis.ping()).toBe('PONG');
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((instance) => instance.close()));
+    await Promise.all(stores.map((store) => store.close()));
+    if (redis?.isOpen) {
+      const keys = await keysMatching(`${keyPrefix}*`);
+      if (keys.length > 0) await redis.del(keys);
+      await redis.close();
+    }
+  });
+
+  it('counts per bucket and window, and names keys svc:rl:<bucket>:<windowStartMs> by default', async () => {
+    const store = newStore();
+    expect(store.key('credential:key_x', 3_600_000)).toBe(`${keyPrefix}credential:key_x:3600000`);
+    const unprefixed = new RedisRateLimitStore({ url: redisUrl });
+    expect(unprefixed.key('ip:192.0.2.1', 0)).toBe('svc:rl:ip:192.0.2.1:0');
+    await unprefixed.close();
+    const windowStartMs = Date.now() - (Date.now() % 60_000);
+    expect(await store.increment('credential:key_x', windowStartMs, 60_000)).toBe(1);
+    expect(await store.increment('credential:key_x', windowStartMs, 60_000, 4)).toBe(5);
+    expect(await store.increment('credential:key_x', windowStartMs + 60_000, 60_000)).toBe(1);
+    expect(await store.increment('credential:key_y', windowStartMs, 60_000)).toBe(1);
+    await expect(store.increment('credential:key_x', windowStartMs, 60_000, 1.5)).rejects.toThrow(/safe integers/);
+  });
+
+  it('lets keys expire: the first increment sets a PTTL that covers the window plus a margin, later ones keep it', async () => {
+    const store = newStore();
+    const windowMs = 10_000;
+    const windowStartMs = Date.now() - (Date.now() % windowMs);
+    await store.increment('ip:198.51.100.7', windowStartMs, windowMs);
+    const key = store.key('ip:198.51.100.7', windowStartMs);
+    const first = await redis.pTTL(key);
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeGreaterThan(windowStartMs + windowMs - Date.now());
+    expect(first).toBeLessThanOrEqual(windowMs + 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await store.increment('ip:198.51.100.7', windowStartMs, windowMs, 3);
+    // NX: the second increment did not push the expiry further out.
+    expect(await redis.pTTL(key)).toBeLessThan(first);
+    expect(await redis.get(key)).toBe('4');
+    // A window that ended long ago still gets a short, positive expiry.
+    await store.increment('ip:198.51.100.7', 60_000, 60_000);
+    expect(await redis.pTTL(store.key('ip:198.51.100.7', 60_000))).toBeGreaterThan(0);
+  });
+
+  it('admits exactly the quota from a concurrent burst through the limiter', async () => {
+    const limiter = new RateLimiter(newStore());
+    const policy: RateLimitPolicy = { name: 'credential', quota: 20, windowSeconds };
+    await awayFromWindowEnd(windowSeconds);
+    const decisions = await Promise.all(Array.from({ length: 60 }, () => limiter.hit(policy, 'key_redis_burst')));
+    expect(decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining).sort((a, b) => a - b))
+      .toEqual(Array.from({ length: 20 }, (_, index) => index));
+  });
+
+  it('takes a flood to 429 with all six headers and the envelope', async () => {
+    const limited = await limitedApp({ perCredential: 5, perAddress: 3 }, newStore());
+    const key = await acme.key('agent');
+    await awayFromWindowEnd(windowSeconds);
+    const answers: LightMyRequestResponse[] = [];
+    for (let index = 0; index < 8; index += 1) answers.push(await limited.inject({ url: '/v1/auth/principal', headers: bearer(key) }));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    expect(answers.slice(0, 5).map((answer) => limitHeaders(answer.headers).r)).toEqual([4, 3, 2, 1, 0]);
+    for (const answer of answers.slice(5)) {
+      const headers = limitHeaders(answer.headers);
+      expect(headers).toMatchObject({ name: 'credential', q: 5, w: windowSeconds, r: 0 });
+      expect(headers.retryAfter).toBeGreaterThanOrEqual(headers.t);
+      expect(answer.json().error).toEqual({
+        code: 'rate_limit.exceeded',
+        message: 'Too many requests for this credential or client address; retry after the seconds in Retry-After.',
+        details: { policy: 'credential', retry_after_seconds: headers.retryAfter },
+      });
+    }
+    // The counter is in Redis, under the key's bucket, with an expiry.
+    const [counter] = await keysMatching(`${keyPrefix}credential:key_${key.split('_')[3]}:*`);
+    expect(counter).toBeDefined();
+    expect(Number(await redis.get(counter!))).toBeGreaterThanOrEqual(5);
+    expect(await redis.pTTL(counter!)).toBeGreaterThan(0);
+  });
+
+  it('gives two app instances on one Redis one budget per key and per address', async () => {
+    const pair = [await limitedApp({ perCredential: 7, perAddress: 4 }, newStore()), await limitedApp({ perCredential: 7, perAddress: 4 }, newStore())];
+    const key = await acme.key('agent');
+    await awayFromWindowEnd(windowSeconds);
+    const statuses = [];
+    for (let index = 0; index < 14; index += 1) statuses.push((await pair[index % 2]!.inject({ url: '/v1/auth/principal', headers: bearer(key) })).statusCode);
+    expect(statuses).toEqual([...Array(7).fill(200), ...Array(7).fill(429)]);
+
+    const flooded = await acme.key('agent');
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, index) => pair[index % 2]!.inject({ url: '/v1/auth/principal', headers: bearer(flooded) })));
+    expect(answers.filter((answer) => answer.statusCode === 200)).toHaveLength(7);
+    expect(answers.filter((answer) => answer.statusCode === 429)).toHaveLength(33);
+
+    const publicStatuses = [];
+    for (let index = 0; index < 8; index += 1) publicStatuses.push((await pair[index % 2]!.inject({ url: '/.well-known/jwks.json' })).statusCode);
+    expect(publicStatuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
+  });
+
+  it('answers 503 within its timeout when Redis is unreachable, without crashing, and closes cleanly', async () => {
+    const errors: Error[] = [];
+    const down = newStore({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 200, commandTimeoutMs: 300, onError: (error) => errors.push(error) });
+    const startedAt = Date.now();
+    await expect(down.increment('credential:key_down', 0, 60_000)).rejects.toThrow(/timed out/);
+    expect(Date.now() - startedAt).toBeLessThan(2_000);
+    const limited = await limitedApp({ perCredential: 5, perAddress: 3 }, down);
+    const answer = await limited.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('agent')) });
+    expect(answer.statusCode).toBe(503);
+    expect(answer.json().error.code).toBe('internal.unavailable');
+    // Reported once, not once per reconnect attempt.
+    expect(errors).toHaveLength(1);
+    await down.close();
+    await expect(down.increment('credential:key_down', 0, 60_000)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('two server processes with REDIS_URL', () => {
+  let servers: ServerProcess[] = [];
+  let redis: RedisClientType;
+  const keyIds: string[] = [];
+
+  beforeAll(async () => {
+    redis = createClient({ url: redisUrl, socket: { connectTimeout: 2_000, reconnectStrategy: false } });
+    redis.on('error', () => {});
+    await redis.connect();
+    servers = await Promise.all(
+      [1, 2].map(() => startServerProcess({ DATABASE_URL: database.url, REDIS_URL: redisUrl, LOG_LEVEL: 'info', SVC_RATE_LIMIT_PER_MINUTE: '7' })),
     );
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    if (redis?.isOpen) {
+      for (const keyId of keyIds) {
+        const keys: string[] = [];
+        for await (const batch of redis.scanIterator({ MATCH: `svc:rl:credential:${keyId}:*` })) keys.push(...batch);
+        if (keys.length > 0) await redis.del(keys);
+      }
+      await redis.close();
+    }
+  });
+
+  it('start, and share one budget per key through Redis', async () => {
+    for (const server of servers) expect(server.output()).toContain('rate-limit counters live in Redis');
+    const key = await acme.key('agent');
+    const keyId = `key_${key.split('_')[3]}`;
+    keyIds.push(keyId);
+    await awayFromWindowEnd(60, 5_000);
+    const statuses = [];
+    for (let index = 0; index < 14; index += 1) statuses.push((await call(servers[index % 2]!.baseUrl, key, 'GET', '/v1/auth/principal')).status);
+    expect(statuses).toEqual([...Array(7).fill(200), ...Array(7).fill(429)]);
+    const windowStartMs = Date.now() - (Date.now() % 60_000);
+    expect(Number(await redis.get(`svc:rl:credential:${keyId}:${windowStartMs}`))).toBeGreaterThanOrEqual(7);
+    // Not in Postgres: the counters table has no row for this key.
+    const db = new Database(database.connection);
+    try {
+      const rows = await db.system(async (tx) => (await tx.query('SELECT 1 FROM rate_limit_counters WHERE bucket = $1', [`credential:${keyId}`])).rows);
+      expect(rows).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('shut down cleanly on SIGTERM', async () => {
+    expect(await Promise.all(servers.map((server) => server.stop()))).toEqual([0, 0]);
   });
 });
