@@ -106,8 +106,10 @@ async function settleOutcome(
   if (outcome.status === 'pending') {
     return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
   }
+  // Signed before the ledger posting takes the tenant's ledger head: that lock is held until COMMIT, so nothing
+  // that can happen earlier should happen under it (docs/performance.md, "Where the time goes").
+  const capabilityToken = await issueCapabilityToken(request.keyring, intent);
   const funded = await recordFunding(tx, intent, adapter.rail, outcome.reference);
-  const capabilityToken = await issueCapabilityToken(request.keyring, funded);
   // The answer carries a capability token: never cached. `private` is what MPP requires beside a Payment-Receipt.
   return {
     status: 200,
@@ -116,9 +118,11 @@ async function settleOutcome(
   };
 }
 
-/** The money arrived: the `fund` ledger transaction (escrow debited, the rail's funding account credited) and the
- * intent marked funded, in the caller's transaction. The rail handshake and the sandbox simulator both end here. */
+/** The money arrived: the intent marked funded and the `fund` ledger transaction (escrow debited, the rail's funding
+ * account credited), in the caller's transaction. The rail handshake and the sandbox simulator both end here. The
+ * posting comes last because it takes the tenant's ledger head, held until COMMIT. */
 export async function recordFunding(tx: Queryable, intent: Intent, rail: string, reference: string): Promise<Intent> {
+  const funded = await markFunded(tx, intent.tenantId, intent.intentId, reference);
   await postLedgerTransaction(tx, intent.tenantId, {
     transactionId: randomUUID(),
     intentId: intent.intentId,
@@ -129,7 +133,7 @@ export async function recordFunding(tx: Queryable, intent: Intent, rail: string,
       { account: ledgerAccounts.railFunding(rail), side: 'credit', amountCents: intent.amountCents },
     ],
   });
-  return markFunded(tx, intent.tenantId, intent.intentId, reference);
+  return funded;
 }
 
 /** A 402 carrying a challenge; with a problem, as `application/problem+json` (MPP's form for refused credentials). */

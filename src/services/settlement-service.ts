@@ -36,6 +36,9 @@ export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.n
   const { action, reason } = settlementFor(intent, nowMs);
   const transactionId = randomUUID();
   const counterparty = action === 'release' ? ledgerAccounts.payeePayable(intent.payeeDid) : ledgerAccounts.payerRefund(intent.principalDid);
+  const from = intent.state as 'funded' | 'evidence_recorded';
+  const settled = await markSettled(tx, intent.tenantId, intent.intentId, from, action === 'release' ? 'released' : 'refunded');
+  // Last, because it takes the tenant's ledger head, held until COMMIT.
   const posted = await postLedgerTransaction(tx, intent.tenantId, {
     transactionId,
     intentId: intent.intentId,
@@ -46,8 +49,6 @@ export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.n
       { account: ledgerAccounts.escrow(intent.intentId), side: 'credit', amountCents: intent.amountCents },
     ],
   });
-  const from = intent.state as 'funded' | 'evidence_recorded';
-  const settled = await markSettled(tx, intent.tenantId, intent.intentId, from, action === 'release' ? 'released' : 'refunded');
   return { intent: settled, action, reason, transactionId, posted };
 }
 
