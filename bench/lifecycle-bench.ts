@@ -7,13 +7,13 @@
 // latency runs from the first request's send to the second's answer. Latencies are per mutation.
 //
 //   node --import tsx bench/lifecycle-bench.ts              the rows, as `npm run bench -- lifecycle` prints them
-//   node --import tsx bench/lifecycle-bench.ts --profile    one loaded run under `node --cpu-prof`, summarised
+//   node --import tsx bench/lifecycle-bench.ts --profile [dir]   one loaded run under `node --cpu-prof`, summarised
 // BENCH_LIFECYCLE_ROUNDS (3) and BENCH_LIFECYCLE_SECONDS (8) size the rounds; BENCH_LIFECYCLE_CLIENTS (16,32) picks
-// the client counts (--profile uses the last). BENCH_LIFECYCLE_TENANTS (1) spreads the intents round-robin over that
+// the client counts (--profile uses the first). BENCH_LIFECYCLE_TENANTS (1) spreads the intents round-robin over that
 // many sandbox tenants: a diagnostic (each tenant has its own ledger head), not what the rows are defined on.
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Database } from '../src/platform/database.ts';
 import { createTenant } from '../src/services/tenant-service.ts';
 import type { BenchRow } from './bench-row.ts';
@@ -21,10 +21,10 @@ import { createBenchDatabase } from './bench-database.ts';
 import { formatSummary, summarizeCpuProfile } from './cpuprofile-summary.ts';
 import { formatRate, median } from './harness.ts';
 import {
-  allMutationLatencies, closedLoop, EngineClient, IntentFactory, mutations, pacedLoop, percentile, type BenchTenant, type LoadSample, type PreparedIntent,
+  allMutationLatencies, closedLoop, EngineClient, IntentFactory, IntentPool, mutations, pacedLoop, percentile, type BenchTenant, type LoadSample,
 } from './lifecycle-load.ts';
-import { createPgbenchDatabase } from './pgbench.ts';
-import { cpuWindow, formatCpu } from './proc-cpu.ts';
+import { createPgbenchDatabase, type PgbenchDatabase } from './pgbench.ts';
+import { cpuWindow, formatCpu, type CpuBreakdown } from './proc-cpu.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { sampleWaitEvents } from './wait-events.ts';
 
@@ -58,26 +58,34 @@ async function benchTenants(databaseUrl: string): Promise<BenchTenant[]> {
   }
 }
 
-/** Enough signed intents for a window at up to twice `mutationsPerSecond`, plus one in flight per client. */
-function intentsFor(factory: IntentFactory, mutationsPerSecond: number, seconds: number, clients: number): PreparedIntent[] {
-  return factory.prepare(Math.ceil(((mutationsPerSecond * 2) / mutations.length) * seconds) + clients * 2);
-}
-
-/** Warm-up (JIT, both pools, the credential cache, the ledger head row) that also answers the rate to expect:
- * repeated with twice the intents while it runs out of them. */
-async function warmUp(client: EngineClient, factory: IntentFactory, clients: number): Promise<number> {
-  for (let count = 400; ; count *= 2) {
-    const warm = await closedLoop(client, factory.prepare(count), { clients, seconds: warmupSeconds });
-    if (warm.errors.length > 0) assertClean(warm, 'the warm-up');
-    if (!warm.exhausted) return warm.mutationsPerSecond;
-  }
-}
+/** Intents for a window at up to three times `mutationsPerSecond`, plus two in flight per client. */
+const intentsFor = (mutationsPerSecond: number, seconds: number, clients: number) =>
+  Math.ceil(((mutationsPerSecond * 3) / mutations.length) * seconds) + clients * 2;
 
 function assertClean(sample: LoadSample, what: string): void {
   if (sample.errors.length > 0) {
     throw new Error(`lifecycle bench: ${sample.errors.length} failed requests in ${what}; first: ${sample.errors.slice(0, 3).join(' | ')}`);
   }
-  if (sample.exhausted) throw new Error(`lifecycle bench: ${what} ran out of pre-signed intents (raise the estimate)`);
+}
+
+/** Runs a window with at least `count` signed intents ready (signed before it starts); a window that runs out of
+ * them (the machine got faster than the estimate) is run again with twice as many. */
+async function measuredWindow(pool: IntentPool, count: number, what: string, run: () => Promise<LoadSample>): Promise<LoadSample> {
+  for (let attempt = 1; ; attempt += 1) {
+    pool.ensure(count);
+    const sample = await run();
+    assertClean(sample, what);
+    if (!sample.exhausted) return sample;
+    if (attempt === 4) throw new Error(`lifecycle bench: ${what} ran out of pre-signed intents ${attempt} times`);
+    log(`${what} ran out of pre-signed intents at ${Math.round(sample.mutationsPerSecond)} mutations/s; again with more`);
+    count *= 2;
+  }
+}
+
+/** Warm-up (JIT, both pools, the credential cache, the ledger head row); answers the rate to expect next. */
+async function warmUp(client: EngineClient, pool: IntentPool, clients: number): Promise<number> {
+  const warm = await measuredWindow(pool, 400, 'the warm-up', () => closedLoop(client, pool, { clients, seconds: warmupSeconds }));
+  return warm.mutationsPerSecond;
 }
 
 function describeSample(sample: LoadSample): string {
@@ -95,21 +103,24 @@ interface AtClients {
   readonly latencies: number[];
 }
 
-async function measureAtClients(service: ServiceProcess, factory: IntentFactory, pgbench: { run(clients: number, seconds: number): Promise<{ tps: number; latencyAverageMs: number }> }, clients: number): Promise<AtClients> {
+async function measureAtClients(service: ServiceProcess, pool: IntentPool, pgbench: PgbenchDatabase, clients: number): Promise<AtClients> {
   const client = new EngineClient(service.baseUrl, clients);
   try {
-    let expected = await warmUp(client, factory, clients);
+    let expected = await warmUp(client, pool, clients);
     const result: AtClients = { clients, rates: [], pgbenchTps: [], latencies: [] };
     for (let round = 0; round < rounds; round += 1) {
-      const intents = intentsFor(factory, expected, secondsPerRound, clients);
-      const cpu = cpuWindow(service.pid);
-      const sample = await closedLoop(client, intents, { clients, seconds: secondsPerRound });
-      const used = cpu.end();
-      assertClean(sample, `round ${round + 1} at ${clients} clients`);
+      let used: CpuBreakdown | undefined;
+      const what = `round ${round + 1} at ${clients} clients`;
+      const sample = await measuredWindow(pool, intentsFor(expected, secondsPerRound, clients), what, async () => {
+        const cpu = cpuWindow(service.pid);
+        const measured = await closedLoop(client, pool, { clients, seconds: secondsPerRound });
+        used = cpu.end();
+        return measured;
+      });
       result.rates.push(sample.mutationsPerSecond);
       result.latencies.push(...allMutationLatencies(sample));
       expected = Math.max(expected, sample.mutationsPerSecond);
-      log(`${clients} clients, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used)}`);
+      log(`${clients} clients, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used!)}`);
       const baseline = await pgbench.run(clients, secondsPerRound);
       result.pgbenchTps.push(baseline.tps);
       log(`${clients} clients, round ${round + 1}: pgbench ${Math.round(baseline.tps)} tps, latency average ${ms(baseline.latencyAverageMs)}`);
@@ -122,15 +133,15 @@ async function measureAtClients(service: ServiceProcess, factory: IntentFactory,
 
 export async function run(): Promise<BenchRow[]> {
   const database = await createBenchDatabase();
-  let pgbench: Awaited<ReturnType<typeof createPgbenchDatabase>> | undefined;
+  let pgbench: PgbenchDatabase | undefined;
   let service: ServiceProcess | undefined;
   try {
     pgbench = await createPgbenchDatabase(adminUrl);
     service = await startServiceProcess(serviceEnv(database.url));
-    const factory = new IntentFactory(await benchTenants(database.url));
+    const pool = new IntentPool(new IntentFactory(await benchTenants(database.url)));
 
     const measured: AtClients[] = [];
-    for (const clients of clientCounts) measured.push(await measureAtClients(service, factory, pgbench, clients));
+    for (const clients of clientCounts) measured.push(await measureAtClients(service, pool, pgbench, clients));
     const rows: BenchRow[] = measured.map((at) => {
       const ratio = median(at.rates) / median(at.pgbenchTps);
       return {
@@ -148,15 +159,20 @@ export async function run(): Promise<BenchRow[]> {
     const halfRate = median(peak.rates) / 2;
     const client = new EngineClient(service.baseUrl, peak.clients);
     const paced: LoadSample[] = [];
+    const servicePid = service.pid;
     try {
       for (let round = 0; round < rounds; round += 1) {
-        const intents = intentsFor(factory, halfRate, secondsPerRound, peak.clients);
-        const cpu = cpuWindow(service.pid);
-        const sample = await pacedLoop(client, intents, { mutationsPerSecond: halfRate, seconds: secondsPerRound });
-        const used = cpu.end();
-        assertClean(sample, `paced round ${round + 1}`);
+        let used: CpuBreakdown | undefined;
+        // Open loop: the intents it needs follow from the rate alone.
+        const intents = Math.ceil((halfRate / mutations.length) * secondsPerRound) + 1;
+        const sample = await measuredWindow(pool, intents, `paced round ${round + 1}`, async () => {
+          const cpu = cpuWindow(servicePid);
+          const measured = await pacedLoop(client, pool, { mutationsPerSecond: halfRate, seconds: secondsPerRound });
+          used = cpu.end();
+          return measured;
+        });
         paced.push(sample);
-        log(`paced at ${Math.round(halfRate)} mutations/s, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used)}`);
+        log(`paced at ${Math.round(halfRate)} mutations/s, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used!)}`);
       }
     } finally {
       client.close();
@@ -186,16 +202,17 @@ export async function profile(directory: string, clients: number): Promise<void>
   const service = await startServiceProcess(serviceEnv(database.url), ['--cpu-prof', `--cpu-prof-dir=${directory}`]);
   let stopped = false;
   try {
-    const factory = new IntentFactory(await benchTenants(database.url));
+    const pool = new IntentPool(new IntentFactory(await benchTenants(database.url)));
     const client = new EngineClient(service.baseUrl, clients);
     try {
-      const intents = intentsFor(factory, await warmUp(client, factory, clients), secondsPerRound, clients);
+      pool.ensure(intentsFor(await warmUp(client, pool, clients), secondsPerRound, clients));
       const waits = await sampleWaitEvents(adminUrl, new URL(database.url).pathname.slice(1));
       const cpu = cpuWindow(service.pid);
-      const sample = await closedLoop(client, intents, { clients, seconds: secondsPerRound });
+      const sample = await closedLoop(client, pool, { clients, seconds: secondsPerRound });
       const used = cpu.end();
       const states = await waits.stop();
       assertClean(sample, 'the profiled run');
+      if (sample.exhausted) log('the profiled run ran out of pre-signed intents: its rate is a lower bound');
       log(`profiled run, ${clients} clients, ${tenantCount} tenant(s): ${describeSample(sample)}`);
       log(formatCpu(used));
       log(`postgres backends (share of samples): ${states.map((entry) => `${entry.state} ${entry.percent.toFixed(0)}%`).join('; ')}`);
@@ -219,8 +236,11 @@ export async function profile(directory: string, clients: number): Promise<void>
 if (import.meta.url === `file://${process.argv[1]}`) {
   const profileAt = process.argv.indexOf('--profile');
   if (profileAt >= 0) {
-    const directory = process.argv[profileAt + 1] ?? mkdtempSync(join(tmpdir(), 'svc-lifecycle-profile-'));
-    await profile(directory, clientCounts.at(-1)!);
+    // Absolute: the service resolves --cpu-prof-dir against its own working directory.
+    const given = process.argv[profileAt + 1];
+    const directory = given ? resolve(given) : mkdtempSync(join(tmpdir(), 'svc-lifecycle-profile-'));
+    mkdirSync(directory, { recursive: true });
+    await profile(directory, clientCounts[0]!);
   } else {
     for (const row of await run()) console.log(JSON.stringify(row));
   }

@@ -52,6 +52,33 @@ export class IntentFactory {
   }
 }
 
+/** Signed intents not yet spent: topped up between windows (never inside one), carried over from one to the next. */
+export class IntentPool {
+  readonly #factory: IntentFactory;
+  #queue: PreparedIntent[] = [];
+  #head = 0;
+
+  constructor(factory: IntentFactory) {
+    this.#factory = factory;
+  }
+
+  get size(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** Signs until at least `count` are ready. */
+  ensure(count: number): void {
+    const missing = count - this.size;
+    if (missing <= 0) return;
+    this.#queue = [...this.#queue.slice(this.#head), ...this.#factory.prepare(missing)];
+    this.#head = 0;
+  }
+
+  take(): PreparedIntent | undefined {
+    return this.#head < this.#queue.length ? this.#queue[this.#head++] : undefined;
+  }
+}
+
 interface Answer {
   readonly status: number;
   readonly headers: http.IncomingHttpHeaders;
@@ -195,13 +222,12 @@ async function lifecycle(client: EngineClient, intent: PreparedIntent, recorder:
 }
 
 /** Closed loop: `clients` workers, each starting its next intent as soon as the last one is settled. */
-export async function closedLoop(client: EngineClient, intents: readonly PreparedIntent[], options: { clients: number; seconds: number }): Promise<LoadSample> {
+export async function closedLoop(client: EngineClient, intents: IntentPool, options: { clients: number; seconds: number }): Promise<LoadSample> {
   const windowStart = performance.now();
   const recorder = new Recorder(windowStart + options.seconds * 1000);
-  let next = 0;
   const worker = async () => {
     while (performance.now() < recorder.windowEnd) {
-      const intent = intents[next++];
+      const intent = intents.take();
       if (!intent) {
         recorder.exhausted = true;
         return;
@@ -214,7 +240,7 @@ export async function closedLoop(client: EngineClient, intents: readonly Prepare
 }
 
 /** Open loop at a fixed rate: an intent starts every 4 / mutationsPerSecond seconds, whatever is in flight. */
-export async function pacedLoop(client: EngineClient, intents: readonly PreparedIntent[], options: { mutationsPerSecond: number; seconds: number }): Promise<LoadSample> {
+export async function pacedLoop(client: EngineClient, intents: IntentPool, options: { mutationsPerSecond: number; seconds: number }): Promise<LoadSample> {
   const windowStart = performance.now();
   const recorder = new Recorder(windowStart + options.seconds * 1000);
   const intervalMs = (1000 * mutations.length) / options.mutationsPerSecond;
@@ -224,7 +250,7 @@ export async function pacedLoop(client: EngineClient, intents: readonly Prepared
     if (due >= recorder.windowEnd) break;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const intent = intents[index];
+    const intent = intents.take();
     if (!intent) {
       recorder.exhausted = true;
       break;

@@ -26,48 +26,74 @@ export function processCpuSeconds(pid: number): number {
   return fields ? fields.cpuTicks / ticksPerSecond : Number.NaN;
 }
 
-/** User + system CPU seconds of every live process named `postgres` (postmaster, backends, WAL writer, …). */
-export function postgresCpuSeconds(): number {
+/** User + system CPU seconds so far of every live process named `postgres` (postmaster, backends, WAL writer, …),
+ * by pid. */
+export function postgresCpuByPid(): Map<string, number> {
+  const seconds = new Map<string, number>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return Number.NaN;
+    return seconds;
   }
-  let ticks = 0;
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     const fields = statFields(entry);
-    if (fields?.comm === 'postgres') ticks += fields.cpuTicks;
+    if (fields?.comm === 'postgres') seconds.set(entry, fields.cpuTicks / ticksPerSecond);
   }
-  return ticks / ticksPerSecond;
+  return seconds;
+}
+
+/** CPU seconds Postgres processes spent between two readings: processes that exited meanwhile are not counted
+ * (their last figures are gone), processes that started meanwhile count from zero. */
+export function postgresCpuBetween(before: Map<string, number>, after: Map<string, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
+}
+
+/** Busy CPU seconds of the whole machine (every core, every process) from /proc/stat. */
+export function machineBusyCpuSeconds(): number {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    // cpu user nice system idle iowait irq softirq steal …: busy is everything but idle and iowait.
+    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+    return (user! + nice! + system! + irq! + softirq! + (steal ?? 0)) / ticksPerSecond;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export interface CpuBreakdown {
-  /** Cores used on average over the window by each party. */
+  /** Cores used on average over the window by each party. `postgres` is every Postgres process on the machine,
+   * other databases' backends included. */
   readonly service: number;
   readonly postgres: number;
   readonly loadGenerator: number;
+  /** Every process on the machine, these three included: what is left of the cores is idle. */
+  readonly machine: number;
 }
 
 /** Starts a window; `end()` answers the average cores each party used during it. */
 export function cpuWindow(servicePid: number): { end(): CpuBreakdown } {
   const startedAt = performance.now();
   const service = processCpuSeconds(servicePid);
-  const postgres = postgresCpuSeconds();
+  const postgres = postgresCpuByPid();
   const self = process.cpuUsage();
+  const machine = machineBusyCpuSeconds();
   return {
     end() {
       const seconds = (performance.now() - startedAt) / 1000;
       const selfUsed = process.cpuUsage(self);
       return {
         service: (processCpuSeconds(servicePid) - service) / seconds,
-        postgres: (postgresCpuSeconds() - postgres) / seconds,
+        postgres: postgresCpuBetween(postgres, postgresCpuByPid()) / seconds,
         loadGenerator: (selfUsed.user + selfUsed.system) / 1e6 / seconds,
+        machine: (machineBusyCpuSeconds() - machine) / seconds,
       };
     },
   };
 }
 
 export const formatCpu = (cpu: CpuBreakdown) =>
-  `cores used: service ${cpu.service.toFixed(2)}, postgres ${cpu.postgres.toFixed(2)}, load generator ${cpu.loadGenerator.toFixed(2)}`;
+  `cores used: service ${cpu.service.toFixed(2)}, postgres ${cpu.postgres.toFixed(2)}, load generator ${cpu.loadGenerator.toFixed(2)}, whole machine ${cpu.machine.toFixed(2)}`;

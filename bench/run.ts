@@ -1,6 +1,7 @@
 // `npm run bench`: runs every entry and prints one table of figure, same-run baseline, ratio and target.
 // Exits non-zero when an entry fails to run; a missed target is reported, not fatal (machines are noisy).
 import type { BenchEntry, BenchRow } from './bench-row.ts';
+import { run as lifecycle } from './lifecycle-bench.ts';
 import { run as predicate } from './predicate-bench.ts';
 import { run as principal } from './principal-bench.ts';
 import { run as signing } from './signing-bench.ts';
@@ -9,6 +10,7 @@ const entries: Array<[string, BenchEntry]> = [
   ['principal', principal],
   ['predicate', predicate],
   ['signing', signing],
+  ['lifecycle', lifecycle],
 ];
 
 const only = process.argv.slice(2);
