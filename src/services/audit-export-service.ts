@@ -27,7 +27,8 @@ import {
   parseRfc3339,
   type Ed25519Signer,
 } from '../signing/index.ts';
-import { auditBundlePaths, buildAuditBundle, jsonLines, type LedgerLine } from './audit-bundle.ts';
+import { auditBundlePaths, buildAuditBundle, jsonLines } from './audit-bundle.ts';
+import { ledgerLine } from './ledger-service.ts';
 import { readLedgerTip, signLedgerCheckpoint } from './ledger-service.ts';
 
 export interface AuditExportRequest {
@@ -141,23 +142,6 @@ function intentLine(intent: Intent, evidence: ExportEvidence | undefined, tier: 
   };
 }
 
-export function ledgerLine(row: LedgerRow): LedgerLine {
-  return {
-    ledger_seq: row.ledgerSeq,
-    transaction_id: row.transactionId,
-    intent_id: row.intentId,
-    entry_index: row.entryIndex,
-    account: row.account,
-    side: row.side === 0 ? 'debit' : 'credit',
-    amount_cents: row.amountCents,
-    currency: row.currency,
-    event_kind: row.eventKind,
-    recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),
-    body_hex: row.body.toString('hex'),
-    prev_row_hash_hex: row.prevRowHash.toString('hex'),
-    row_hash_hex: row.rowHash.toString('hex'),
-  };
-}
 
 const tooLarge = (what: string, limit: number): never => {
   throw new ServiceError('audit_export.too_large', { details: { [what]: limit } });

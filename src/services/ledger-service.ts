@@ -1,10 +1,12 @@
 // The double-entry ledger (DESIGN.md §3, docs/ledger.md): account names, the three transaction shapes, posting a
 // balanced transaction inside the caller's tenant transaction, and the signed tip checkpoint auditors pin.
 import { sign } from 'node:crypto';
+import type { LedgerLine } from './audit-bundle.ts';
 import {
   appendLedgerRows,
   findLedgerHead,
   lockLedgerHead,
+  type LedgerRow,
   type NewLedgerRow,
 } from '../db/ledger-repository.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
@@ -221,5 +223,25 @@ export function signLedgerCheckpoint(tenantId: string, tip: LedgerTip, key: Gate
     message_digest_sha256_hex: bytesToHex(digest),
     ed25519_signature_hex: sign(null, digest, key.privateKey).toString('hex'),
     kid: key.kid,
+  };
+}
+
+/** A ledger row as JSON: the events route answers it and audit bundles carry it (`ledger.jsonl`), so an auditor
+ * recomputes the chain from the same fields either way. */
+export function ledgerLine(row: LedgerRow): LedgerLine {
+  return {
+    ledger_seq: row.ledgerSeq,
+    transaction_id: row.transactionId,
+    intent_id: row.intentId,
+    entry_index: row.entryIndex,
+    account: row.account,
+    side: row.side === 0 ? 'debit' : 'credit',
+    amount_cents: row.amountCents,
+    currency: row.currency,
+    event_kind: row.eventKind,
+    recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),
+    body_hex: row.body.toString('hex'),
+    prev_row_hash_hex: row.prevRowHash.toString('hex'),
+    row_hash_hex: row.rowHash.toString('hex'),
   };
 }

@@ -5,28 +5,11 @@ import { listLedgerRows, type LedgerRow } from '../../../db/ledger-repository.ts
 import { ledgerEventsPageDefault, ledgerEventsPageMax } from '../../../limits.ts';
 import { principalOf } from '../../../platform/access.ts';
 import { readLedgerTip, signLedgerCheckpoint } from '../../../services/ledger-service.ts';
-import { formatRfc3339MillisecondsUtc } from '../../../signing/index.ts';
+import { ledgerLine } from '../../../services/ledger-service.ts';
 
 /** Operators and auditors read the ledger; agents, which move money, do not audit it. */
 const readers = { access: { roles: ['admin', 'operator', 'auditor'] as const } };
 
-export function presentLedgerEvent(row: LedgerRow) {
-  return {
-    ledger_seq: row.ledgerSeq,
-    transaction_id: row.transactionId,
-    intent_id: row.intentId,
-    entry_index: row.entryIndex,
-    account: row.account,
-    side: row.side === 0 ? 'debit' : 'credit',
-    amount_cents: row.amountCents,
-    currency: row.currency,
-    event_kind: row.eventKind,
-    recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),
-    body_hex: row.body.toString('hex'),
-    prev_row_hash_hex: row.prevRowHash.toString('hex'),
-    row_hash_hex: row.rowHash.toString('hex'),
-  };
-}
 
 export async function ledgerRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ledger/v1/tip', { config: readers }, async (request) => {
@@ -79,7 +62,7 @@ export async function ledgerRoutes(app: FastifyInstance): Promise<void> {
       return {
         tenant: tenantId,
         tenant_id: tenantId,
-        events: page.map(presentLedgerEvent),
+        events: page.map(ledgerLine),
         next_after_seq: rows.length > limit ? page.at(-1)!.ledgerSeq : null,
       };
     },
