@@ -4,8 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { listLedgerRows, type LedgerRow } from '../../../db/ledger-repository.ts';
 import { ledgerEventsPageDefault, ledgerEventsPageMax } from '../../../limits.ts';
 import { principalOf } from '../../../platform/access.ts';
-import { readLedgerTip, signLedgerCheckpoint } from '../../../services/ledger-service.ts';
-import { ledgerLine } from '../../../services/ledger-service.ts';
+import { ledgerLine, readLedgerTip, signLedgerCheckpoint } from '../../../services/ledger-service.ts';
 
 /** Operators and auditors read the ledger; agents, which move money, do not audit it. */
 const readers = { access: { roles: ['admin', 'operator', 'auditor'] as const } };
