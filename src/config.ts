@@ -92,7 +92,8 @@ function parseRateLimit(name: string, value: string | undefined, fallback: numbe
 /** The default From of sign-in mail; most relays want an address of a domain they may send for (set SMTP_FROM). */
 export const smtpFromDefault = 'svc <no-reply@localhost>';
 
-function parseSmtpUrl(value: string | undefined): string | undefined {
+/** A service URL that may carry a password: checked for its scheme and host, and never repeated in the error. */
+function parseServiceUrl(value: string | undefined, rule: { protocols: readonly string[]; message: string }): string | undefined {
   const text = nonEmpty(value);
   if (text === undefined) return undefined;
   let url: URL | undefined;
@@ -101,28 +102,15 @@ function parseSmtpUrl(value: string | undefined): string | undefined {
   } catch {
     url = undefined;
   }
-  // The message never repeats the value: it may carry the relay's password.
-  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
-    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL with a host (smtp://user:pass@host:587)');
-  }
+  if (!url || !rule.protocols.includes(url.protocol) || url.hostname === '') throw new ConfigError(rule.message);
   return text;
 }
 
-function parseRedisUrl(value: string | undefined): string | undefined {
-  const text = nonEmpty(value);
-  if (text === undefined) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
-  // The message never repeats the value: it may carry a password.
-  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
-    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL with a host (redis://user:pass@host:6379/0)');
-  }
-  return text;
-}
+const parseSmtpUrl = (value: string | undefined) =>
+  parseServiceUrl(value, { protocols: ['smtp:', 'smtps:'], message: 'SMTP_URL must be an smtp:// or smtps:// URL with a host (smtp://user:pass@host:587)' });
+
+const parseRedisUrl = (value: string | undefined) =>
+  parseServiceUrl(value, { protocols: ['redis:', 'rediss:'], message: 'REDIS_URL must be a redis:// or rediss:// URL with a host (redis://user:pass@host:6379/0)' });
 
 function parseSmtpFrom(value: string | undefined): string {
   const text = nonEmpty(value);

@@ -2,6 +2,7 @@
 // read the bundle; and the evidence rows an export carries. `expired` is derived from expires_at by the database
 // clock on every read.
 import type { Queryable } from '../platform/database.ts';
+import type { EvidenceRecord } from './evidence-repository.ts';
 
 export type AuditExportStatus = 'pending' | 'ready' | 'failed' | 'expired' | 'deleted';
 export type DisclosureTier = 'standard' | 'extended';
@@ -113,19 +114,8 @@ export async function findAuditExportBundle(
   return rows[0] && { job: toRecord(rows[0]), bundle: rows[0].bundle as Buffer | null };
 }
 
-/** The evidence submission of each of `intentIds` that has one. */
-export interface ExportEvidence {
-  readonly intentId: string;
-  readonly payload: unknown;
-  readonly artifacts: readonly string[];
-  readonly payeeDid: string;
-  readonly payeeSignature: Buffer | null;
-  readonly submittedAt: string;
-  readonly payloadDigest: Buffer;
-  readonly artifactsDigest: Buffer;
-  readonly predicatePassed: boolean;
-  readonly evaluation: unknown;
-}
+/** The evidence submission of each of `intentIds` that has one (the record the evidence repository writes). */
+export type ExportEvidence = EvidenceRecord;
 
 export async function listEvidenceForExport(tx: Queryable, tenantId: string, intentIds: readonly string[]): Promise<Map<string, ExportEvidence>> {
   if (intentIds.length === 0) return new Map();

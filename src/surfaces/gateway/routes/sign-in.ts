@@ -1,7 +1,7 @@
 // Sign-in with a one-time code (DESIGN.md §2, docs/sign-in.md). Both routes are public: login/start always answers
 // 200 with a challenge (no account enumeration); challenges/verify trades the code for a 15-minute session JWT.
 import type { FastifyInstance } from 'fastify';
-import { emailLengthMax, signInCodeDigits, tenantIdLengthMax } from '../../../limits.ts';
+import { emailLengthMax, signInCodeDigits, tenantIdLengthMax, tenantIdPattern } from '../../../limits.ts';
 import { startSignIn, verifySignIn } from '../../../services/sign-in-service.ts';
 import { emailLengthMin, emailPatternSource } from '../../../services/user-service.ts';
 
@@ -21,7 +21,7 @@ const verifyBody = {
   properties: {
     challenge_id: { type: 'string', pattern: '^lch_[0-9a-f]{32}$' },
     code: { type: 'string', pattern: `^[0-9]{${signInCodeDigits}}$` },
-    tenant_id: { type: 'string', minLength: 1, maxLength: tenantIdLengthMax, pattern: '^[a-z0-9][a-z0-9._-]*$' },
+    tenant_id: { type: 'string', minLength: 1, maxLength: tenantIdLengthMax, pattern: tenantIdPattern.source },
   },
 } as const;
 

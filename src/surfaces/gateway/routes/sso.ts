@@ -11,6 +11,7 @@ import {
   ssoEmailDomainLengthMax,
   ssoUrlLengthMax,
   tenantIdLengthMax,
+  tenantIdPattern,
 } from '../../../limits.ts';
 import { adminOnly, principalOf } from '../../../platform/access.ts';
 import {
@@ -57,7 +58,7 @@ const startBody = {
   additionalProperties: false,
   required: ['tenant_id'],
   properties: {
-    tenant_id: { type: 'string', minLength: 1, maxLength: tenantIdLengthMax, pattern: '^[a-z0-9][a-z0-9._-]*$' },
+    tenant_id: { type: 'string', minLength: 1, maxLength: tenantIdLengthMax, pattern: tenantIdPattern.source },
   },
 } as const;
 
