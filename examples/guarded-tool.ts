@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   step('Evidence signed by the payee and evaluated', `predicate passed: ${evidence.predicate_passed}, state ${evidence.state}`);
 
   const settled = await client.intents.confirm(intent.intent_id, { expectedAction: 'release' });
-  step('Settlement confirmed', `state ${settled.state}: ${settled.settlement.action} (${settled.settlement.reason}), ledger rows ${settled.settlement.ledger_seq_first}..${settled.settlement.ledger_seq_last}`);
+  step('Settlement confirmed', `state ${settled.state}: ${settled.settlement.action} (${settled.settlement.reason}), ledger transaction ${settled.settlement.transaction_id}`);
 
   const ledger = await client.ledger.verifyChain();
   step(

@@ -42,20 +42,20 @@ const toAttempt = (row: AttemptRow): FundingAttempt => ({
   polls: row.polls,
 });
 
-/** Records a challenge. Reissuing an identical challenge (x402 derives its id from the requirements) keeps the
- * first record. */
-export async function recordChallenge(
+/** Queues the record of a challenge, to travel with COMMIT. Reissuing an identical challenge (x402 derives its id
+ * from the requirements) keeps the first record. */
+export function queueChallengeRecord(
   tx: Queryable,
   tenantId: string,
   challenge: { intentId: string; rail: string; challengeId: string; stored: Record<string, unknown> },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO funding_attempts (tenant_id, intent_id, attempt_id, rail, challenge_id, challenge, status)
-     VALUES ($1, $2, $3, $4, $5, $6, 'challenged')
-     ON CONFLICT (tenant_id, rail, challenge_id) DO UPDATE SET status = 'challenged', credential_digest = NULL, reference = NULL, updated_at = now()
-     WHERE funding_attempts.status = 'declined'`,
-    [tenantId, challenge.intentId, randomUUID(), challenge.rail, challenge.challengeId, JSON.stringify(challenge.stored)],
-  );
+): void {
+  tx.beforeCommit({
+    text: `INSERT INTO funding_attempts (tenant_id, intent_id, attempt_id, rail, challenge_id, challenge, status)
+           VALUES ($1, $2, $3, $4, $5, $6, 'challenged')
+           ON CONFLICT (tenant_id, rail, challenge_id) DO UPDATE SET status = 'challenged', credential_digest = NULL, reference = NULL, updated_at = now()
+           WHERE funding_attempts.status = 'declined'`,
+    values: [tenantId, challenge.intentId, randomUUID(), challenge.rail, challenge.challengeId, JSON.stringify(challenge.stored)],
+  });
 }
 
 /** The challenge a credential names, for this intent only: another intent's challenge is no challenge here. */
@@ -67,15 +67,16 @@ export async function findAttemptByChallenge(tx: Queryable, tenantId: string, in
   return rows[0] && toAttempt(rows[0]);
 }
 
-export async function updateAttempt(
+/** Queues the attempt's new status, to travel with COMMIT (and before a challenge queued after it). */
+export function queueAttemptUpdate(
   tx: Queryable,
   tenantId: string,
   attemptId: string,
   change: { status: FundingAttemptStatus; credentialDigest: Buffer; reference: string | null; poll: boolean },
-): Promise<void> {
-  await tx.query(
-    `UPDATE funding_attempts SET status = $3, credential_digest = $4, reference = $5, polls = polls + $6, updated_at = now()
-     WHERE tenant_id = $1 AND attempt_id = $2`,
-    [tenantId, attemptId, change.status, change.credentialDigest, change.reference, change.poll ? 1 : 0],
-  );
+): void {
+  tx.beforeCommit({
+    text: `UPDATE funding_attempts SET status = $3, credential_digest = $4, reference = $5, polls = polls + $6, updated_at = now()
+           WHERE tenant_id = $1 AND attempt_id = $2`,
+    values: [tenantId, attemptId, change.status, change.credentialDigest, change.reference, change.poll ? 1 : 0],
+  });
 }

@@ -1,5 +1,5 @@
 // Intents: insert, read (locked for a state change), list, and the state transitions of DESIGN.md §3.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable, Statement } from '../platform/database.ts';
 
 export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
 export type IntentState = (typeof intentStates)[number];
@@ -105,12 +105,16 @@ export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<In
 }
 
 /** Reads an intent; `forUpdate` locks it until the transaction ends, so concurrent transitions queue. */
-export async function findIntent(tx: Queryable, tenantId: string, intentId: string, options: { forUpdate?: boolean } = {}): Promise<Intent | undefined> {
-  const { rows } = await tx.query<IntentRow>(
-    `SELECT ${columns} FROM intents WHERE tenant_id = $1 AND intent_id = $2 ${options.forUpdate ? 'FOR UPDATE' : ''}`,
-    [tenantId, intentId],
-  );
-  return rows[0] && toIntent(rows[0]);
+export function findIntentStatement(tenantId: string, intentId: string, options: { forUpdate?: boolean } = {}): Statement<Intent | undefined> {
+  return {
+    text: `SELECT ${columns} FROM intents WHERE tenant_id = $1 AND intent_id = $2 ${options.forUpdate ? 'FOR UPDATE' : ''}`,
+    values: [tenantId, intentId],
+    read: ({ rows }) => rows[0] && toIntent(rows[0]),
+  };
+}
+
+export function findIntent(tx: Queryable, tenantId: string, intentId: string, options: { forUpdate?: boolean } = {}): Promise<Intent | undefined> {
+  return tx.run(findIntentStatement(tenantId, intentId, options));
 }
 
 export async function listIntents(
@@ -128,32 +132,29 @@ export async function listIntents(
   return { intents: rows.slice(0, page.limit).map(toIntent), hasMore: rows.length > page.limit };
 }
 
-export async function markFunded(tx: Queryable, tenantId: string, intentId: string, fundingReference: string): Promise<Intent> {
-  return transition(tx, tenantId, intentId, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
+/** The transition to `funded`; the caller has locked the intent and checked it is open. */
+export function fundedTransition(tenantId: string, intentId: string, fundingReference: string): Statement<Intent> {
+  return transition(tenantId, intentId, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
 }
 
-export async function markEvidenceRecorded(tx: Queryable, tenantId: string, intentId: string, predicatePassed: boolean): Promise<Intent> {
-  return transition(tx, tenantId, intentId, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
+export function evidenceRecordedTransition(tenantId: string, intentId: string, predicatePassed: boolean): Statement<Intent> {
+  return transition(tenantId, intentId, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
 }
 
-export async function markSettled(
-  tx: Queryable,
-  tenantId: string,
-  intentId: string,
-  from: 'funded' | 'evidence_recorded',
-  to: 'released' | 'refunded',
-): Promise<Intent> {
-  return transition(tx, tenantId, intentId, from, `state = $3, settled_at = now()`, [to]);
+export function settledTransition(tenantId: string, intentId: string, from: 'funded' | 'evidence_recorded', to: 'released' | 'refunded'): Statement<Intent> {
+  return transition(tenantId, intentId, from, `state = $3, settled_at = now()`, [to]);
 }
 
 /** Moves an intent that the caller has locked and checked; a miss here is a programmer error, not a 409. */
-async function transition(tx: Queryable, tenantId: string, intentId: string, from: IntentState, set: string, values: unknown[]): Promise<Intent> {
-  const { rows } = await tx.query<IntentRow>(
-    `UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING ${columns}`,
-    [tenantId, intentId, ...values],
-  );
-  if (!rows[0]) throw new Error(`intent ${intentId} was not in state ${from} when its transition ran`);
-  return toIntent(rows[0]);
+function transition(tenantId: string, intentId: string, from: IntentState, set: string, values: unknown[]): Statement<Intent> {
+  return {
+    text: `UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING ${columns}`,
+    values: [tenantId, intentId, ...values],
+    read: ({ rows }) => {
+      if (!rows[0]) throw new Error(`intent ${intentId} was not in state ${from} when its transition ran`);
+      return toIntent(rows[0]);
+    },
+  };
 }
 
 /** The intents an audit export carries: created in [createdFrom, createdBefore) and/or one intent, oldest first.

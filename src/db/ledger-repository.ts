@@ -1,4 +1,4 @@
-// The ledger's SQL: the per-tenant head (locked to allocate ledger_seq), appending rows, reading pages of rows, and
+// The ledger's SQL: posting (ledger_post locks the per-tenant head that allocates ledger_seq), the head, pages of rows, and
 // the few intent columns the verifier cross-checks. Bigint columns arrive from pg as text and leave as numbers.
 import type { Queryable } from '../platform/database.ts';
 
@@ -25,9 +25,6 @@ export interface LedgerRow {
   readonly rowHash: Buffer;
 }
 
-/** A row to append; `recordedAt` is the exact RFC 3339 text the body carries. */
-export type NewLedgerRow = Omit<LedgerRow, 'recordedAt'> & { readonly recordedAt: string };
-
 interface HeadRow {
   last_ledger_seq: string;
   last_row_hash: Buffer;
@@ -51,7 +48,6 @@ interface StoredRow {
 
 const rowColumns =
   'ledger_seq, transaction_id, intent_id, entry_index, account, side, amount_cents, currency, event_kind, recorded_at, body, prev_row_hash, row_hash';
-const rowColumnCount = 13;
 
 /** pg hands bigint columns over as text; every value we keep there stays within the safe integers. */
 function safeNumber(text: string, column: string): number {
@@ -81,44 +77,40 @@ const toRow = (row: StoredRow): LedgerRow => ({
   rowHash: row.row_hash,
 });
 
-/**
- * Locks the tenant's head for the rest of the transaction, creating it (seq 0, `genesisRowHash`) on first use.
- * Concurrent first postings both pass: the loser of the insert race finds the row and queues on its lock.
- */
-export async function lockLedgerHead(tx: Queryable, tenantId: string, genesisRowHash: Uint8Array): Promise<LedgerHead> {
-  const select = 'SELECT last_ledger_seq, last_row_hash FROM ledger_heads WHERE tenant_id = $1 FOR UPDATE';
-  // Every posting after a tenant's first finds its head here, in one round trip.
-  const existing = await tx.query<HeadRow>(select, [tenantId]);
-  if (existing.rows[0]) return toHead(existing.rows[0]);
-  await tx.query(
-    'INSERT INTO ledger_heads (tenant_id, last_ledger_seq, last_row_hash) VALUES ($1, 0, $2) ON CONFLICT (tenant_id) DO NOTHING',
-    [tenantId, Buffer.from(genesisRowHash)],
-  );
-  const created = await tx.query<HeadRow>(select, [tenantId]);
-  if (!created.rows[0]) throw new Error(`ledger: the head of tenant ${tenantId} is neither insertable nor visible`);
-  return toHead(created.rows[0]);
+/** One entry of a posting, its body encoded around the ledger_seq that ledger_post places. */
+export interface NewLedgerEntry {
+  readonly account: string;
+  /** 0 debit, 1 credit (ledgerSides). */
+  readonly side: number;
+  readonly amountCents: number;
+  readonly bodyHead: Uint8Array;
+  readonly bodyTail: Uint8Array;
 }
 
-/** Appends `rows` and moves the head to the last of them, in one statement. The head must be locked. */
-export async function appendLedgerRows(tx: Queryable, tenantId: string, rows: readonly NewLedgerRow[]): Promise<void> {
-  const last = rows.at(-1);
-  if (!last) throw new Error('ledger: nothing to append');
-  const values: unknown[] = [tenantId, last.ledgerSeq, last.rowHash];
-  const tuples = rows.map((row, index) => {
-    const base = 3 + index * rowColumnCount;
-    values.push(
-      row.ledgerSeq, row.transactionId, row.intentId, row.entryIndex, row.account, row.side, row.amountCents,
-      row.currency, row.eventKind, row.recordedAt, row.body, row.prevRowHash, row.rowHash,
-    );
-    return `($1, ${Array.from({ length: rowColumnCount }, (_, column) => `$${base + column + 1}`).join(', ')})`;
+export interface NewLedgerTransaction {
+  readonly transactionId: string;
+  readonly intentId: string;
+  readonly currency: string;
+  readonly eventKind: string;
+  /** The exact RFC 3339 text the bodies carry. */
+  readonly recordedAt: string;
+  readonly entries: readonly NewLedgerEntry[];
+}
+
+/**
+ * Queues the posting to travel with COMMIT: ledger_post (migrations/0011_ledger_post.sql) locks the tenant's head,
+ * appends the rows after it and moves it, all inside Postgres, so the lock is never held across a round trip.
+ */
+export function queueLedgerPost(tx: Queryable, tenantId: string, transaction: NewLedgerTransaction): void {
+  const { entries } = transaction;
+  tx.beforeCommit({
+    text: 'SELECT ledger_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+    values: [
+      tenantId, transaction.transactionId, transaction.intentId, transaction.currency, transaction.eventKind, transaction.recordedAt,
+      entries.map((entry) => entry.account), entries.map((entry) => entry.side), entries.map((entry) => entry.amountCents),
+      entries.map((entry) => Buffer.from(entry.bodyHead)), entries.map((entry) => Buffer.from(entry.bodyTail)),
+    ],
   });
-  // Data-modifying CTEs always run to completion, whether or not the outer statement reads them.
-  const { rowCount } = await tx.query(
-    `WITH appended AS (INSERT INTO ledger_rows (tenant_id, ${rowColumns}) VALUES ${tuples.join(', ')})
-     UPDATE ledger_heads SET last_ledger_seq = $2, last_row_hash = $3, updated_at = now() WHERE tenant_id = $1`,
-    values,
-  );
-  if (rowCount !== 1) throw new Error(`ledger: the head of tenant ${tenantId} was not moved`);
 }
 
 /** The head without a lock (what the tip route and the verifier read); undefined before the first posting. */

@@ -1,5 +1,5 @@
 // Settlement configurations: one per tenant, replaced whole on every write (validated by rails/settlement-config.ts).
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable, Statement } from '../platform/database.ts';
 import type { SettlementConfig } from '../rails/settlement-config.ts';
 import type { RailName } from '../rails/types.ts';
 
@@ -25,9 +25,16 @@ const toSettlementConfig = (row: SettlementConfigRow): SettlementConfig => ({
   updated_at: row.updated_at.toISOString(),
 });
 
-export async function findSettlementConfig(tx: Queryable, tenantId: string): Promise<SettlementConfig | undefined> {
-  const { rows } = await tx.query<SettlementConfigRow>(`SELECT ${columns} FROM settlement_configs WHERE tenant_id = $1`, [tenantId]);
-  return rows[0] && toSettlementConfig(rows[0]);
+export function findSettlementConfigStatement(tenantId: string): Statement<SettlementConfig | undefined> {
+  return {
+    text: `SELECT ${columns} FROM settlement_configs WHERE tenant_id = $1`,
+    values: [tenantId],
+    read: ({ rows }) => rows[0] && toSettlementConfig(rows[0] as SettlementConfigRow),
+  };
+}
+
+export function findSettlementConfig(tx: Queryable, tenantId: string): Promise<SettlementConfig | undefined> {
+  return tx.run(findSettlementConfigStatement(tenantId));
 }
 
 /** Creates or replaces the tenant's configuration; `updated_at` is the time of this write. */

@@ -1,14 +1,29 @@
 // The one door to Postgres: every unit of work is a transaction that runs either as one tenant (row-level
 // security on, scoped by `app.tenant_id`) or, explicitly, as the system (operator work across tenants).
 import pg from 'pg';
+import { inlineParameters, type SqlText } from './sql-literals.ts';
 import { databasePoolSizeMax, databaseStatementTimeoutMs, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
 
-/** What repository functions receive: a client inside an open transaction. */
+/** A statement and what to make of its result, so that several can share one round trip (`Queryable.batch`). */
+export interface Statement<T> extends SqlText {
+  read(result: pg.QueryResult): T;
+}
+
+type StatementResults<S extends readonly Statement<unknown>[]> = { -readonly [K in keyof S]: S[K] extends Statement<infer T> ? T : never };
+
+/** What repository functions receive: a transaction in progress. */
 export interface Queryable {
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
     text: string,
     values?: readonly unknown[],
   ): Promise<pg.QueryResult<Row>>;
+  /** Runs one statement and answers what its `read` makes of the result. */
+  run<T>(statement: Statement<T>): Promise<T>;
+  /** Runs `statements` in order in one round trip and answers what each one's `read` makes of its result. */
+  batch<const S extends readonly Statement<unknown>[]>(statements: S): Promise<StatementResults<S>>;
+  /** Queues a statement nobody needs the result of, to travel with COMMIT in one round trip. If it fails, the
+   * transaction does not commit and the caller sees the error, as if it had run at once. */
+  beforeCommit(statement: SqlText): void;
 }
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
@@ -38,7 +53,7 @@ export class Database {
   tenant<T>(tenantId: string, work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     assertTenantId(tenantId);
     return this.#transaction(
-      (client) => `SET LOCAL ROLE ${tenantRole}; SELECT set_config('app.tenant_id', ${client.escapeLiteral(tenantId)}, true)`,
+      (client) => [`SET LOCAL ROLE ${tenantRole}`, `SELECT set_config('app.tenant_id', ${client.escapeLiteral(tenantId)}, true)`],
       work,
       options,
     );
@@ -47,7 +62,7 @@ export class Database {
   /** Runs `work` as the system role, which sees every tenant: for operator commands, credential lookup and
    * sweepers. Callers name the tenant in every statement themselves. */
   system<T>(work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    return this.#transaction(() => `SET LOCAL ROLE ${systemRole}`, work, options);
+    return this.#transaction(() => [`SET LOCAL ROLE ${systemRole}`], work, options);
   }
 
   /** Checks the database answers. */
@@ -60,22 +75,21 @@ export class Database {
   }
 
   async #transaction<T>(
-    setup: (client: pg.PoolClient) => string,
+    setup: (client: pg.PoolClient) => readonly string[],
     work: (tx: Queryable) => Promise<T>,
     options: TransactionOptions,
   ): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      // BEGIN, the role and the tenant setting travel in one round trip (simple query protocol).
       const begin = options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : 'BEGIN';
-      await client.query(`${begin}; ${setup(client)}`);
+      const transaction = new Transaction(client, [begin, ...setup(client)]);
       try {
-        const result = await work(client);
-        await client.query('COMMIT');
+        const result = await work(transaction);
+        await transaction.commit();
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        await transaction.rollback().catch((rollbackError: Error) => {
           broken = rollbackError;
         });
         throw error;
@@ -87,6 +101,87 @@ export class Database {
       // A client whose connection or transaction state is unknown must not go back to the pool.
       client.release(broken);
     }
+  }
+}
+
+/**
+ * One transaction on one pooled client, with the fewest round trips: BEGIN and the role and tenant settings travel
+ * with the first statement, and statements queued with `beforeCommit` travel with COMMIT. Batches go through the
+ * simple query protocol with their values inlined (sql-literals.ts); lone statements use the extended protocol.
+ */
+class Transaction implements Queryable {
+  readonly #client: pg.PoolClient;
+  /** BEGIN and the settings, until they have been sent with the first statement. */
+  #opening: readonly string[] | undefined;
+  readonly #queued: string[] = [];
+
+  constructor(client: pg.PoolClient, opening: readonly string[]) {
+    this.#client = client;
+    this.#opening = opening;
+  }
+
+  async query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<Row>> {
+    const [result] = await this.#send([{ text, values }]);
+    return result as pg.QueryResult<Row>;
+  }
+
+  async run<T>(statement: Statement<T>): Promise<T> {
+    const [result] = await this.#send([statement]);
+    return statement.read(result!);
+  }
+
+  async batch<const S extends readonly Statement<unknown>[]>(statements: S): Promise<StatementResults<S>> {
+    const results = await this.#send(statements);
+    return statements.map((statement, index) => statement.read(results[index]!)) as StatementResults<S>;
+  }
+
+  beforeCommit(statement: SqlText): void {
+    this.#queued.push(inlineParameters(statement));
+  }
+
+  async commit(): Promise<void> {
+    // A transaction that never sent a statement has nothing to commit.
+    if (this.#opening !== undefined && this.#queued.length === 0) return;
+    const results = await this.#sendText([...this.#takeOpening(), ...this.#queued.splice(0), 'COMMIT']);
+    // Postgres answers COMMIT with ROLLBACK when a statement failed earlier and the work caught its error: the
+    // caller must not believe that anything was committed.
+    if (results.at(-1)?.command === 'ROLLBACK') throw new Error('the transaction was rolled back: a statement in it had failed');
+  }
+
+  async rollback(): Promise<void> {
+    this.#queued.length = 0;
+    if (this.#opening !== undefined) return;
+    await this.#client.query('ROLLBACK');
+  }
+
+  /** Sends `statements` (after the opening, if it is still due) in one round trip; answers their own results. */
+  async #send(statements: readonly SqlText[]): Promise<pg.QueryResult[]> {
+    if (this.#opening === undefined && statements.length <= 1) {
+      if (statements.length === 0) return [];
+      // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined.
+      const { text, values } = statements[0]!;
+      return [await this.#client.query(text, values as unknown[] | undefined)];
+    }
+    // Inlined before the opening is taken: a statement refused here leaves the transaction unbegun, not begun
+    // without its settings.
+    const inlined = statements.map(inlineParameters);
+    const opening = this.#takeOpening();
+    const results = await this.#sendText([...opening, ...inlined]);
+    return results.slice(opening.length);
+  }
+
+  /** The opening once: after its first send the transaction counts as begun, even if that send failed. */
+  #takeOpening(): readonly string[] {
+    const opening = this.#opening ?? [];
+    this.#opening = undefined;
+    return opening;
+  }
+
+  /** One simple-query message. A line break before each `;` keeps a statement's closing `--` comment from
+   * swallowing the next statement. */
+  async #sendText(statements: readonly string[]): Promise<pg.QueryResult[]> {
+    const result = (await this.#client.query(statements.join('\n; '))) as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(result) ? result : [result];
   }
 }
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyKeyLengthMax, idempotencyKeyLengthMin } from '../limits.ts';
-import type { Database, Queryable } from './database.ts';
+import type { Database, Queryable, Statement } from './database.ts';
 
 export type ResponseHeaders = Record<string, string | string[]>;
 
@@ -76,36 +76,51 @@ export async function runIdempotent(
   }
   const fingerprint = fingerprintOf(request);
   return database.tenant(scope.tenantId, async (tx) => {
-    const { rows: locked } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-      lockIdOf(scope.tenantId, scope.operation, key),
+    // The lock and the look-up share a round trip but not a snapshot: each statement of a batch reads what was
+    // committed when it starts, so a first request that commits and unlocks in between is seen by the look-up.
+    const [locked, stored] = await tx.batch([
+      tryAdvisoryLockStatement(lockIdOf(scope.tenantId, scope.operation, key)),
+      findRecordStatement(scope.tenantId, scope.operation, key),
     ]);
-    if (!locked[0]!.locked) throw new ServiceError('idempotency.request_in_progress');
+    if (!locked) throw new ServiceError('idempotency.request_in_progress');
     await guard(tx);
-    const stored = await findRecord(tx, scope.tenantId, scope.operation, key);
     if (stored) {
       if (!stored.fingerprint.equals(fingerprint)) throw new ServiceError('idempotency.key_reused');
       return { status: stored.status, headers: stored.headers, body: JSON.parse(stored.body) as unknown, replayed: true };
     }
     const answer = await work(tx);
     if (isFinal(answer.status)) {
-      await tx.query(
-        `INSERT INTO idempotency_records (tenant_id, operation, idempotency_key, fingerprint, response_status, response_headers, response_body)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [scope.tenantId, scope.operation, key, fingerprint, answer.status, JSON.stringify(answer.headers ?? {}), JSON.stringify(answer.body)],
-      );
+      tx.beforeCommit({
+        text: `INSERT INTO idempotency_records (tenant_id, operation, idempotency_key, fingerprint, response_status, response_headers, response_body)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        values: [scope.tenantId, scope.operation, key, fingerprint, answer.status, JSON.stringify(answer.headers ?? {}), JSON.stringify(answer.body)],
+      });
     }
     return { ...answer, replayed: false };
   });
 }
 
-async function findRecord(tx: Queryable, tenantId: string, operation: string, key: string) {
-  const { rows } = await tx.query<{ fingerprint: Buffer; response_status: number; response_headers: ResponseHeaders; response_body: string }>(
-    `SELECT fingerprint, response_status, response_headers, response_body FROM idempotency_records
-     WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`,
-    [tenantId, operation, key],
-  );
-  const row = rows[0];
-  return row && { fingerprint: row.fingerprint, status: row.response_status, headers: row.response_headers, body: row.response_body };
+function tryAdvisoryLockStatement(lockId: string): Statement<boolean> {
+  return { text: 'SELECT pg_try_advisory_xact_lock($1) AS locked', values: [lockId], read: ({ rows }) => rows[0].locked === true };
+}
+
+interface StoredAnswer {
+  readonly fingerprint: Buffer;
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  readonly body: string;
+}
+
+function findRecordStatement(tenantId: string, operation: string, key: string): Statement<StoredAnswer | undefined> {
+  return {
+    text: `SELECT fingerprint, response_status, response_headers, response_body FROM idempotency_records
+           WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`,
+    values: [tenantId, operation, key],
+    read: ({ rows }) => {
+      const row = rows[0] as { fingerprint: Buffer; response_status: number; response_headers: ResponseHeaders; response_body: string } | undefined;
+      return row && { fingerprint: row.fingerprint, status: row.response_status, headers: row.response_headers, body: row.response_body };
+    },
+  };
 }
 
 /** Maintenance: forgets stored answers older than the retention (a key reused after that starts a new request). */

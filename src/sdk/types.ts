@@ -112,9 +112,8 @@ export interface SettlementAnswer extends Intent {
   readonly settlement: {
     readonly action: 'release' | 'refund';
     readonly reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed' | (string & {});
+    /** The ledger transaction that moved the escrow: its rows in `GET /harbor/ledger/v1/events` carry it. */
     readonly transaction_id: string;
-    readonly ledger_seq_first: number;
-    readonly ledger_seq_last: number;
   };
 }
 

@@ -1,8 +1,8 @@
 // Recording evidence for a funded intent (client-wire.md §3, DESIGN.md §3): the payee's EvidenceSignV1 signature
 // with the key committed at creation, the payload's shape against the intent's evidence schema, then the release
 // rule evaluated and stored. The state moves to evidence_recorded whether the rule passed or not; confirm acts on it.
-import { insertEvidence } from '../db/evidence-repository.ts';
-import { findIntent, markEvidenceRecorded, type Intent } from '../db/intent-repository.ts';
+import { queueEvidenceInsert } from '../db/evidence-repository.ts';
+import { evidenceRecordedTransition, findIntent, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../platform/database.ts';
 import { compilePredicate, evaluate, type PredicateEvaluation } from '../predicate/index.ts';
@@ -31,7 +31,11 @@ export interface RecordedEvidence {
 
 /** The intent, locked, or 404; 409 unless it is in `state`. */
 export async function lockIntentIn(tx: Queryable, tenantId: string, intentId: string, states: readonly Intent['state'][]): Promise<Intent> {
-  const intent = await findIntent(tx, tenantId, intentId.toLowerCase(), { forUpdate: true });
+  return checkIntentState(await findIntent(tx, tenantId, intentId.toLowerCase(), { forUpdate: true }), states);
+}
+
+/** `intent` when it exists and is in one of `states`: 404 when it does not exist, 409 when it is elsewhere. */
+export function checkIntentState(intent: Intent | undefined, states: readonly Intent['state'][]): Intent {
   if (!intent) throw new ServiceError('intent.not_found');
   if (!states.includes(intent.state)) {
     throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: states } });
@@ -63,7 +67,7 @@ export async function recordEvidence(tx: Queryable, tenantId: string, intentId: 
   });
   const payloadDigest = Buffer.from(jsonDigestBlake3(body.payload, 'payload'));
   const artifactsDigestBytes = Buffer.from(artifactsDigest(body.artifacts));
-  await insertEvidence(tx, tenantId, {
+  queueEvidenceInsert(tx, tenantId, {
     intentId: intent.intentId,
     payload: body.payload,
     artifacts: body.artifacts,
@@ -75,6 +79,6 @@ export async function recordEvidence(tx: Queryable, tenantId: string, intentId: 
     predicatePassed: evaluation.passed,
     evaluation,
   });
-  const recorded = await markEvidenceRecorded(tx, tenantId, intent.intentId, evaluation.passed);
+  const recorded = await tx.run(evidenceRecordedTransition(tenantId, intent.intentId, evaluation.passed));
   return { intent: recorded, evaluation, payloadDigestHex: bytesToHex(payloadDigest), artifactsDigestHex: bytesToHex(artifactsDigestBytes) };
 }

@@ -6,9 +6,9 @@
 // request re-sent is a poll. A decline or a refused credential answers 402 with a fresh challenge and moves
 // nothing.
 import { randomUUID } from 'node:crypto';
-import { findAttemptByChallenge, recordChallenge, updateAttempt, type FundingAttempt } from '../db/funding-attempt-repository.ts';
-import { markFunded, type Intent } from '../db/intent-repository.ts';
-import { findSettlementConfig } from '../db/settlement-config-repository.ts';
+import { findAttemptByChallenge, queueAttemptUpdate, queueChallengeRecord, type FundingAttempt } from '../db/funding-attempt-repository.ts';
+import { findIntentStatement, fundedTransition, type Intent } from '../db/intent-repository.ts';
+import { findSettlementConfigStatement } from '../db/settlement-config-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
@@ -17,8 +17,8 @@ import type { Queryable } from '../platform/database.ts';
 import type { GatewayKeyring } from '../platform/gateway-keys.ts';
 import type { EngineAnswer, ResponseHeaders } from '../platform/idempotency.ts';
 import { paymentProblem, railAdapterFor, type CredentialOutcome, type FundingContext, type PaymentProblem, type RailAdapter } from '../rails/index.ts';
-import { lockIntentIn } from './evidence-service.ts';
-import { ledgerAccounts, postLedgerTransaction } from './ledger-service.ts';
+import { checkIntentState } from './evidence-service.ts';
+import { ledgerAccounts, queueLedgerTransaction } from './ledger-service.ts';
 
 export interface FundRequest {
   readonly principal: Principal;
@@ -46,9 +46,13 @@ function fundBody(intent: Intent, funding: Record<string, unknown>, extra: Recor
 
 export async function fundIntent(tx: Queryable, request: FundRequest): Promise<EngineAnswer> {
   const { principal } = request;
-  const intent = await lockIntentIn(tx, principal.tenantId, request.intentId, ['open']);
+  // The intent, locked, and the tenant's rail configuration, in one round trip.
+  const [found, config] = await tx.batch([
+    findIntentStatement(principal.tenantId, request.intentId.toLowerCase(), { forUpdate: true }),
+    findSettlementConfigStatement(principal.tenantId),
+  ]);
+  const intent = checkIntentState(found, ['open']);
   if (intent.deadline.getTime() <= Date.now()) throw new ServiceError('intent.deadline_passed');
-  const config = await findSettlementConfig(tx, principal.tenantId);
   const adapter = railAdapterFor(intent.settlementRail, { environment: principal.environment, config, currency: intent.currency });
   const context: FundingContext = {
     tenantId: principal.tenantId,
@@ -101,13 +105,11 @@ async function settleOutcome(
   // Every judged credential names a recorded challenge: the rail rejects one that names none.
   if (!attempt) throw new Error(`rail ${adapter.rail} judged a credential without a recorded challenge as ${outcome.status}`);
   const reference = outcome.status === 'declined' ? null : outcome.reference;
-  await updateAttempt(tx, context.tenantId, attempt.attemptId, { status: outcome.status, credentialDigest: step.credentialDigest, reference, poll: step.poll });
+  queueAttemptUpdate(tx, context.tenantId, attempt.attemptId, { status: outcome.status, credentialDigest: step.credentialDigest, reference, poll: step.poll });
   if (outcome.status === 'declined') return challenge(tx, adapter, context, intent, outcome.funding, undefined, outcome.headers);
   if (outcome.status === 'pending') {
     return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
   }
-  // Signed before the ledger posting takes the tenant's ledger head: that lock is held until COMMIT, so nothing
-  // that can happen earlier should happen under it (docs/performance.md, "Where the time goes").
   const capabilityToken = await issueCapabilityToken(request.keyring, intent);
   const funded = await recordFunding(tx, intent, adapter.rail, outcome.reference);
   // The answer carries a capability token: never cached. `private` is what MPP requires beside a Payment-Receipt.
@@ -119,11 +121,11 @@ async function settleOutcome(
 }
 
 /** The money arrived: the intent marked funded and the `fund` ledger transaction (escrow debited, the rail's funding
- * account credited), in the caller's transaction. The rail handshake and the sandbox simulator both end here. The
- * posting comes last because it takes the tenant's ledger head, held until COMMIT. */
+ * account credited, landing with the commit), in the caller's transaction. The rail handshake and the sandbox
+ * simulator both end here. */
 export async function recordFunding(tx: Queryable, intent: Intent, rail: string, reference: string): Promise<Intent> {
-  const funded = await markFunded(tx, intent.tenantId, intent.intentId, reference);
-  await postLedgerTransaction(tx, intent.tenantId, {
+  const funded = await tx.run(fundedTransition(intent.tenantId, intent.intentId, reference));
+  queueLedgerTransaction(tx, intent.tenantId, {
     transactionId: randomUUID(),
     intentId: intent.intentId,
     eventKind: 'fund',
@@ -147,7 +149,7 @@ async function challenge(
   extraHeaders: Record<string, string> = {},
 ): Promise<EngineAnswer> {
   const issued = adapter.issueChallenge(context);
-  await recordChallenge(tx, context.tenantId, { intentId: intent.intentId, rail: adapter.rail, challengeId: issued.challengeId, stored: issued.stored });
+  queueChallengeRecord(tx, context.tenantId, { intentId: intent.intentId, rail: adapter.rail, challengeId: issued.challengeId, stored: issued.stored });
   const headers: ResponseHeaders = { ...issued.headers, ...extraHeaders, 'cache-control': 'no-store' };
   const body = fundBody(intent, { ...issued.funding, ...funding });
   if (!problem) return { status: 402, body, headers };

@@ -2,19 +2,13 @@
 // balanced transaction inside the caller's tenant transaction, and the signed tip checkpoint auditors pin.
 import { sign } from 'node:crypto';
 import type { LedgerLine } from './audit-bundle.ts';
-import {
-  appendLedgerRows,
-  findLedgerHead,
-  lockLedgerHead,
-  type LedgerRow,
-  type NewLedgerRow,
-} from '../db/ledger-repository.ts';
+import { findLedgerHead, queueLedgerPost, type LedgerRow } from '../db/ledger-repository.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
 import type { Queryable } from '../platform/database.ts';
 import type { GatewayKey } from '../platform/gateway-keys.ts';
 import {
   bytesToHex,
-  encodeLedgerRowBody,
+  encodeLedgerRowBodyAroundSeq,
   formatRfc3339MillisecondsUtc,
   formatRfc3339SecondsUtc,
   isCanonicalUuidText,
@@ -71,12 +65,6 @@ export interface LedgerPosting {
   readonly entries: readonly LedgerEntry[];
   /** When the movement happened; defaults to now. Stored and encoded with milliseconds. */
   readonly recordedAtMs?: number;
-}
-
-export interface LedgerPosted {
-  readonly firstSeq: number;
-  readonly lastSeq: number;
-  readonly tipRowHash: Buffer;
 }
 
 const isLedgerEventKind = (value: string): value is LedgerEventKind => (ledgerEventKinds as readonly string[]).includes(value);
@@ -136,21 +124,25 @@ function assertPostable(tenantId: string, posting: LedgerPosting): void {
 }
 
 /**
- * Appends one balanced transaction to the tenant's chain, inside the caller's transaction (so the ledger and the
- * state change it records commit together or not at all). Takes the tenant's head lock until that commit.
+ * Queues one balanced transaction to append to the tenant's chain when the caller's transaction commits, so the
+ * ledger and the state change it records commit together or not at all. The rows travel in the message that
+ * carries COMMIT and Postgres appends them (ledger_post): the head lock that serializes the tenant's postings is
+ * held while Postgres appends and commits, never across a round trip to the service (docs/performance.md). A
+ * refused posting fails the commit, and the caller's transaction with it.
  */
-export async function postLedgerTransaction(tx: Queryable, tenantId: string, posting: LedgerPosting): Promise<LedgerPosted> {
+export function queueLedgerTransaction(tx: Queryable, tenantId: string, posting: LedgerPosting): void {
   assertPostable(tenantId, posting);
   const recordedAt = formatRfc3339MillisecondsUtc(posting.recordedAtMs ?? Date.now());
-  const head = await lockLedgerHead(tx, tenantId, ledgerGenesisRowHash);
-  let prevRowHash = head.lastRowHash;
-  const rows = posting.entries.map((entry, entryIndex): NewLedgerRow => {
-    const ledgerSeq = head.lastLedgerSeq + 1 + entryIndex;
-    const side = ledgerSides[entry.side];
-    const body = Buffer.from(
-      encodeLedgerRowBody({
+  queueLedgerPost(tx, tenantId, {
+    transactionId: posting.transactionId,
+    intentId: posting.intentId,
+    currency: posting.currency,
+    eventKind: posting.eventKind,
+    recordedAt,
+    entries: posting.entries.map((entry, entryIndex) => {
+      const side = ledgerSides[entry.side];
+      const body = encodeLedgerRowBodyAroundSeq({
         tenant_id: tenantId,
-        ledger_seq: ledgerSeq,
         transaction_id: posting.transactionId,
         intent_id: posting.intentId,
         entry_index: entryIndex,
@@ -160,29 +152,10 @@ export async function postLedgerTransaction(tx: Queryable, tenantId: string, pos
         currency: posting.currency,
         event_kind: posting.eventKind,
         recorded_at: recordedAt,
-      }),
-    );
-    const rowHash = Buffer.from(ledgerRowHash(prevRowHash, body));
-    const row: NewLedgerRow = {
-      ledgerSeq,
-      transactionId: posting.transactionId,
-      intentId: posting.intentId,
-      entryIndex,
-      account: entry.account,
-      side,
-      amountCents: entry.amountCents,
-      currency: posting.currency,
-      eventKind: posting.eventKind,
-      recordedAt,
-      body,
-      prevRowHash,
-      rowHash,
-    };
-    prevRowHash = rowHash;
-    return row;
+      });
+      return { account: entry.account, side, amountCents: entry.amountCents, bodyHead: body.head, bodyTail: body.tail };
+    }),
   });
-  await appendLedgerRows(tx, tenantId, rows);
-  return { firstSeq: rows[0]!.ledgerSeq, lastSeq: rows.at(-1)!.ledgerSeq, tipRowHash: prevRowHash };
 }
 
 export interface LedgerTip {

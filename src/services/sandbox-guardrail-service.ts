@@ -4,8 +4,8 @@
 // live tenant, and the evidence route never touches a signed intent.
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../credentials/principal.ts';
-import { insertEvidence } from '../db/evidence-repository.ts';
-import { findIntent, insertIntent, markEvidenceRecorded, type Intent } from '../db/intent-repository.ts';
+import { queueEvidenceInsert } from '../db/evidence-repository.ts';
+import { evidenceRecordedTransition, findIntent, insertIntent, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../limits.ts';
 import type { Queryable } from '../platform/database.ts';
@@ -209,7 +209,7 @@ export async function submitGuardrailEvidence(
   });
   const payloadDigest = Buffer.from(jsonDigestBlake3(payload, 'payload'));
   const artifactsDigestBytes = Buffer.from(artifactsDigest(artifacts));
-  await insertEvidence(tx, tenantId, {
+  queueEvidenceInsert(tx, tenantId, {
     intentId: intent.intentId,
     payload,
     artifacts,
@@ -222,7 +222,7 @@ export async function submitGuardrailEvidence(
     predicatePassed: evaluation.passed,
     evaluation,
   });
-  const recorded = await markEvidenceRecorded(tx, tenantId, intent.intentId, evaluation.passed);
+  const recorded = await tx.run(evidenceRecordedTransition(tenantId, intent.intentId, evaluation.passed));
   const settlement = await settleIntent(tx, recorded, nowMs);
   return {
     tenant: tenantId,
@@ -242,8 +242,6 @@ export async function submitGuardrailEvidence(
       action: settlement.action,
       reason: settlement.reason,
       transaction_id: settlement.transactionId,
-      ledger_seq_first: settlement.posted.firstSeq,
-      ledger_seq_last: settlement.posted.lastSeq,
     },
   };
 }

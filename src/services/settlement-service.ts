@@ -2,11 +2,11 @@
 // payee, failed → refund to the principal — and a funded intent past its deadline without evidence is refunded.
 // The ledger transaction and the state change commit together.
 import { randomUUID } from 'node:crypto';
-import { markSettled, type Intent } from '../db/intent-repository.ts';
+import { settledTransition, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../platform/database.ts';
 import { lockIntentIn } from './evidence-service.ts';
-import { ledgerAccounts, postLedgerTransaction, type LedgerPosted } from './ledger-service.ts';
+import { ledgerAccounts, queueLedgerTransaction } from './ledger-service.ts';
 
 export type SettlementAction = 'release' | 'refund';
 export type SettlementReason = 'predicate_passed' | 'predicate_failed' | 'deadline_passed';
@@ -15,8 +15,8 @@ export interface Settlement {
   readonly intent: Intent;
   readonly action: SettlementAction;
   readonly reason: SettlementReason;
+  /** The ledger transaction that moves the escrow; its rows land with the commit. */
   readonly transactionId: string;
-  readonly posted: LedgerPosted;
 }
 
 /** What settling this intent means now, or 409 when it has nothing to settle yet. */
@@ -37,9 +37,8 @@ export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.n
   const transactionId = randomUUID();
   const counterparty = action === 'release' ? ledgerAccounts.payeePayable(intent.payeeDid) : ledgerAccounts.payerRefund(intent.principalDid);
   const from = intent.state as 'funded' | 'evidence_recorded';
-  const settled = await markSettled(tx, intent.tenantId, intent.intentId, from, action === 'release' ? 'released' : 'refunded');
-  // Last, because it takes the tenant's ledger head, held until COMMIT.
-  const posted = await postLedgerTransaction(tx, intent.tenantId, {
+  const settled = await tx.run(settledTransition(intent.tenantId, intent.intentId, from, action === 'release' ? 'released' : 'refunded'));
+  queueLedgerTransaction(tx, intent.tenantId, {
     transactionId,
     intentId: intent.intentId,
     eventKind: action,
@@ -49,7 +48,7 @@ export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.n
       { account: ledgerAccounts.escrow(intent.intentId), side: 'credit', amountCents: intent.amountCents },
     ],
   });
-  return { intent: settled, action, reason, transactionId, posted };
+  return { intent: settled, action, reason, transactionId };
 }
 
 export async function confirmSettlement(tx: Queryable, tenantId: string, intentId: string): Promise<Settlement> {

@@ -59,6 +59,7 @@ export {
 } from './signed-structs.ts';
 export {
   encodeLedgerRowBody,
+  encodeLedgerRowBodyAroundSeq,
   ledgerGenesisRowHash,
   ledgerRowFormatVersion,
   ledgerRowHash,

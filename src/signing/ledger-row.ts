@@ -1,6 +1,6 @@
 // The ledger row body (our format, `format_version` 2, bincode 2) and the per-tenant hash chain over it:
 // row_hash = SHA-256(prev_row_hash ‖ body), starting from 32 zero bytes (DESIGN.md §3, docs/signing.md).
-import { bincodeType as t, encodeBincode } from './bincode.ts';
+import { bincodeType as t, encodeBincode, type StructFields } from './bincode.ts';
 import { sha256 } from './digests.ts';
 import { valueInvalid } from './encoding.ts';
 import { parseRfc3339MillisecondsUtc } from './rfc3339.ts';
@@ -13,7 +13,7 @@ export const ledgerGenesisRowHash: Uint8Array = new Uint8Array(ledgerRowHashLeng
 export const ledgerSides = { debit: 0, credit: 1 } as const;
 export type LedgerSide = (typeof ledgerSides)[keyof typeof ledgerSides];
 
-export const ledgerRowBodyLayout = t.struct([
+const ledgerRowBodyFields: StructFields = [
   ['format_version', t.u8],
   ['tenant_id', t.string],
   ['ledger_seq', t.u64],
@@ -26,7 +26,13 @@ export const ledgerRowBodyLayout = t.struct([
   ['currency', t.string],
   ['event_kind', t.string],
   ['recorded_at', t.string],
-]);
+];
+export const ledgerRowBodyLayout = t.struct(ledgerRowBodyFields);
+
+const seqFieldIndex = ledgerRowBodyFields.findIndex(([name]) => name === 'ledger_seq');
+/** The fields before and after ledger_seq: a struct's encoding is its fields' encodings one after another. */
+const bodyHeadLayout = t.struct(ledgerRowBodyFields.slice(0, seqFieldIndex));
+const bodyTailLayout = t.struct(ledgerRowBodyFields.slice(seqFieldIndex + 1));
 
 export interface LedgerRowBody {
   readonly tenant_id: string;
@@ -49,6 +55,27 @@ export interface LedgerRowBody {
 
 /** The bytes of LedgerRowBodyV2. Values the chain must never hold are refused, not encoded. */
 export function encodeLedgerRowBody(row: LedgerRowBody): Uint8Array {
+  checkLedgerRowBody(row);
+  return encodeBincode(ledgerRowBodyLayout, { format_version: ledgerRowFormatVersion, ...row });
+}
+
+export type LedgerRowBodyWithoutSeq = Omit<LedgerRowBody, 'ledger_seq'>;
+
+/**
+ * The body's bytes before and after its ledger_seq, so that head ‖ varint(ledger_seq) ‖ tail is
+ * encodeLedgerRowBody of the row. The seq is only known under the tenant's head lock, which is taken inside
+ * Postgres (ledger_post, migrations/0011_ledger_post.sql): the service encodes the rest and Postgres places the seq.
+ */
+export function encodeLedgerRowBodyAroundSeq(row: LedgerRowBodyWithoutSeq): { readonly head: Uint8Array; readonly tail: Uint8Array } {
+  checkLedgerRowBody(row);
+  const { tenant_id: tenantId, ...tail } = row;
+  return {
+    head: encodeBincode(bodyHeadLayout, { format_version: ledgerRowFormatVersion, tenant_id: tenantId }),
+    tail: encodeBincode(bodyTailLayout, tail),
+  };
+}
+
+function checkLedgerRowBody(row: LedgerRowBodyWithoutSeq): void {
   if (row.side !== ledgerSides.debit && row.side !== ledgerSides.credit) valueInvalid('side', 'must be 0 (debit) or 1 (credit)');
   if (!(typeof row.amount_cents === 'bigint' ? row.amount_cents > 0n : row.amount_cents > 0)) {
     valueInvalid('amount_cents', 'must be positive');
@@ -57,7 +84,6 @@ export function encodeLedgerRowBody(row: LedgerRowBody): Uint8Array {
     if (row[field] === '') valueInvalid(field, 'must not be empty');
   }
   parseRfc3339MillisecondsUtc(row.recorded_at, 'recorded_at');
-  return encodeBincode(ledgerRowBodyLayout, { format_version: ledgerRowFormatVersion, ...row });
 }
 
 /** SHA-256(prev_row_hash ‖ body). */

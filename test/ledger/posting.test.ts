@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findLedgerHead, listLedgerRows, type LedgerRow } from '../../src/db/ledger-repository.ts';
 import { Database } from '../../src/platform/database.ts';
-import { ledgerAccounts, postLedgerTransaction, readLedgerTip, type LedgerPosting } from '../../src/services/ledger-service.ts';
+import { ledgerAccounts, queueLedgerTransaction, readLedgerTip, type LedgerPosting } from '../../src/services/ledger-service.ts';
 import { encodeLedgerRowBody, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../../src/signing/index.ts';
 import { createTestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -24,14 +24,21 @@ afterAll(async () => {
 });
 
 const newTenant = async (): Promise<string> => (await createTestTenant(testDatabase.connection)).tenantId;
-const post = (tenantId: string, value: LedgerPosting) => database.tenant(tenantId, (tx) => postLedgerTransaction(tx, tenantId, value));
 const allRows = (tenantId: string) => database.system((tx) => listLedgerRows(tx, tenantId, 0, 10_000));
 
-/** The chain re-derived from the rows: seqs 1..N, each body from its columns, each hash from its predecessor. */
-function expectValidChain(tenantId: string, rows: LedgerRow[]): void {
-  let prev: Buffer = Buffer.from(ledgerGenesisRowHash);
+/** Posts in a transaction of its own, then reads back where the posting's rows landed. */
+async function post(tenantId: string, value: LedgerPosting): Promise<{ firstSeq: number; lastSeq: number; tipRowHash: Buffer }> {
+  await database.tenant(tenantId, async (tx) => queueLedgerTransaction(tx, tenantId, value));
+  const rows = (await allRows(tenantId)).filter((row) => row.transactionId === value.transactionId);
+  if (rows.length === 0) throw new Error(`posting ${value.transactionId} left no rows`);
+  return { firstSeq: rows[0]!.ledgerSeq, lastSeq: rows.at(-1)!.ledgerSeq, tipRowHash: rows.at(-1)!.rowHash };
+}
+
+/** The chain re-derived from the rows: seqs from `firstSeq` (1) on, each body from its columns, each hash from its
+ * predecessor (the first from `prev`, the genesis hash). */
+function expectValidChain(tenantId: string, rows: LedgerRow[], firstSeq = 1, prev: Buffer = Buffer.from(ledgerGenesisRowHash)): void {
   rows.forEach((row, index) => {
-    expect(row.ledgerSeq).toBe(index + 1);
+    expect(row.ledgerSeq).toBe(firstSeq + index);
     const body = encodeLedgerRowBody({
       tenant_id: tenantId,
       ledger_seq: row.ledgerSeq,
@@ -102,12 +109,54 @@ describe('posting a balanced transaction', () => {
     const tenantId = await newTenant();
     await expect(
       database.tenant(tenantId, async (tx) => {
-        await postLedgerTransaction(tx, tenantId, posting('fund', randomUUID(), 100));
+        queueLedgerTransaction(tx, tenantId, posting('fund', randomUUID(), 100));
         throw new Error('the state change failed');
       }),
     ).rejects.toThrow('the state change failed');
     expect(await allRows(tenantId)).toEqual([]);
     expect((await post(tenantId, posting('fund', randomUUID(), 100))).firstSeq).toBe(1);
+  });
+
+  it('lets one transaction post several times, in order, and lands nothing when its commit fails', async () => {
+    const tenantId = await newTenant();
+    const intentId = randomUUID();
+    const [fund, release] = [posting('fund', intentId, 400), posting('release', intentId, 400)];
+    await database.tenant(tenantId, async (tx) => {
+      queueLedgerTransaction(tx, tenantId, fund);
+      queueLedgerTransaction(tx, tenantId, release);
+    });
+    const rows = await allRows(tenantId);
+    expect(rows.map((row) => row.transactionId)).toEqual([fund.transactionId, fund.transactionId, release.transactionId, release.transactionId]);
+    expectValidChain(tenantId, rows);
+
+    // A statement queued after the posting fails: the commit does not run, so the posting does not land either.
+    await expect(
+      database.tenant(tenantId, async (tx) => {
+        queueLedgerTransaction(tx, tenantId, posting('fund', randomUUID(), 100));
+        tx.beforeCommit({ text: 'SELECT 1 / 0' });
+      }),
+    ).rejects.toThrow(/division by zero/);
+    expect(await allRows(tenantId)).toHaveLength(4);
+  });
+
+  // ledger_post encodes ledger_seq in SQL (migrations/0011_ledger_post.sql); each width of the bincode varint must
+  // give the bytes our encoder gives, which expectValidChain re-derives.
+  it.each([
+    [249, 'one byte up to 250, then fb + u16'],
+    [65_534, 'fb + u16 up to 65535, then fc + u32'],
+    [4_294_967_294, 'fc + u32 up to 2^32 - 1, then fd + u64'],
+  ])('places ledger_seq around %i like the bincode encoder (%s)', async (headSeq) => {
+    const tenantId = await newTenant();
+    const prev = Buffer.alloc(32, 7);
+    await database.pool.query(
+      'INSERT INTO ledger_heads (tenant_id, last_ledger_seq, last_row_hash) VALUES ($1, $2, $3)',
+      [tenantId, headSeq, prev],
+    );
+    await post(tenantId, posting('fund', randomUUID(), 100));
+    await post(tenantId, posting('fund', randomUUID(), 100));
+    const rows = await allRows(tenantId);
+    expect(rows.map((row) => row.ledgerSeq)).toEqual([headSeq + 1, headSeq + 2, headSeq + 3, headSeq + 4]);
+    expectValidChain(tenantId, rows, headSeq + 1, prev);
   });
 });
 
@@ -183,7 +232,7 @@ describe('tenants', () => {
     expect(seen.globexByName).toEqual([]);
 
     // Nor can it post into another tenant's ledger by naming it.
-    await expect(database.tenant(acme, (tx) => postLedgerTransaction(tx, globex, posting('fund', randomUUID(), 1)))).rejects.toThrow(
+    await expect(database.tenant(acme, async (tx) => queueLedgerTransaction(tx, globex, posting('fund', randomUUID(), 1)))).rejects.toThrow(
       /row-level security/,
     );
     expect(await allRows(globex)).toHaveLength(2);

@@ -6,7 +6,7 @@ import { sha512 } from '@noble/hashes/sha2.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/platform/database.ts';
-import { postLedgerTransaction } from '../../src/services/ledger-service.ts';
+import { queueLedgerTransaction } from '../../src/services/ledger-service.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { posting } from './support.ts';
@@ -28,8 +28,8 @@ beforeAll(async () => {
   globex = await createTestTenant(testDatabase.connection);
   // Three funds and one release: 8 rows.
   await database.tenant(acme.tenantId, async (tx) => {
-    for (const intentId of acmeIntents) await postLedgerTransaction(tx, acme.tenantId, posting('fund', intentId, 1000));
-    await postLedgerTransaction(tx, acme.tenantId, posting('release', acmeIntents[0]!, 1000));
+    for (const intentId of acmeIntents) queueLedgerTransaction(tx, acme.tenantId, posting('fund', intentId, 1000));
+    queueLedgerTransaction(tx, acme.tenantId, posting('release', acmeIntents[0]!, 1000));
   });
 });
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerVerifyBatchRows } from '../../src/limits.ts';
 import { Database } from '../../src/platform/database.ts';
-import { ledgerAccounts, postLedgerTransaction, type LedgerPosting } from '../../src/services/ledger-service.ts';
+import { ledgerAccounts, queueLedgerTransaction, type LedgerPosting } from '../../src/services/ledger-service.ts';
 import { verifyTenantLedger, type LedgerVerifyReport } from '../../src/services/ledger-verifier.ts';
 import { encodeLedgerRowBody, ledgerRowHash } from '../../src/signing/index.ts';
 import { createTestTenant } from '../helpers/app.ts';
@@ -26,7 +26,7 @@ afterAll(async () => {
   await testDatabase?.drop();
 });
 
-const post = (tenantId: string, value: LedgerPosting) => database.tenant(tenantId, (tx) => postLedgerTransaction(tx, tenantId, value));
+const post = (tenantId: string, value: LedgerPosting) => database.tenant(tenantId, async (tx) => queueLedgerTransaction(tx, tenantId, value));
 
 interface Seeded {
   readonly tenantId: string;
@@ -101,7 +101,7 @@ describe('a clean ledger', () => {
       ),
     );
     await database.tenant(tenantId, async (tx) => {
-      for (const { intent_id: intentId } of rows) await postLedgerTransaction(tx, tenantId, posting('fund', intentId, 250));
+      for (const { intent_id: intentId } of rows) queueLedgerTransaction(tx, tenantId, posting('fund', intentId, 250));
     });
     const report = await verify(tenantId);
     expect(report.problems).toEqual([]);

@@ -29,7 +29,7 @@ const sequence = (...answers: (ScriptedAnswer | 'destroy')[]) => (_request: unkn
 
 const intentPath = `/harbor/intents/${intentIdFixture}`;
 const confirmPath = `${intentPath}/settlement/confirm`;
-const settled = () => json(200, { ...intentFixture({ state: 'released' }), settlement: { action: 'release', reason: 'predicate_passed', transaction_id: 'x', ledger_seq_first: 3, ledger_seq_last: 4 } });
+const settled = () => json(200, { ...intentFixture({ state: 'released' }), settlement: { action: 'release', reason: 'predicate_passed', transaction_id: 'x' } });
 
 describe('GET', () => {
   it('retries 500 and 503 with exponential backoff and jitter, up to 3 attempts', async () => {

@@ -45,8 +45,6 @@ export async function settlementRoutes(app: FastifyInstance): Promise<void> {
               action: settlement.action,
               reason: settlement.reason,
               transaction_id: settlement.transactionId,
-              ledger_seq_first: settlement.posted.firstSeq,
-              ledger_seq_last: settlement.posted.lastSeq,
             },
           },
         };
