@@ -53,6 +53,9 @@ export const apiKeyCacheEntriesMax = 10_000;
 export const databasePoolSizeMax = 20;
 /** A statement running longer than this is cancelled by Postgres. */
 export const databaseStatementTimeoutMs = 15_000;
+/** Distinct statement texts one process prepares by name (each connection keeps its own plan of each); texts
+ * seen after these run unnamed. */
+export const databasePreparedStatementsMax = 256;
 
 // Relationships between limits, asserted once at load: a violated one is a programmer error.
 function assertLimit(condition: boolean, message: string): void {

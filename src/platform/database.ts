@@ -2,7 +2,7 @@
 // security on, scoped by `app.tenant_id`) or, explicitly, as the system (operator work across tenants).
 import pg from 'pg';
 import { inlineParameters, type SqlText } from './sql-literals.ts';
-import { databasePoolSizeMax, databaseStatementTimeoutMs, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
+import { databasePoolSizeMax, databasePreparedStatementsMax, databaseStatementTimeoutMs, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
 
 /** A statement and what to make of its result, so that several can share one round trip (`Queryable.batch`). */
 export interface Statement<T> extends SqlText {
@@ -158,9 +158,10 @@ class Transaction implements Queryable {
   async #send(statements: readonly SqlText[]): Promise<pg.QueryResult[]> {
     if (this.#opening === undefined && statements.length <= 1) {
       if (statements.length === 0) return [];
-      // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined.
+      // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined, and under a
+      // name, so each connection parses and plans it once.
       const { text, values } = statements[0]!;
-      return [await this.#client.query(text, values as unknown[] | undefined)];
+      return [await this.#client.query({ name: preparedStatementName(text), text, values: values as unknown[] | undefined })];
     }
     // Inlined before the opening is taken: a statement refused here leaves the transaction unbegun, not begun
     // without its settings.
@@ -183,6 +184,19 @@ class Transaction implements Queryable {
     const result = (await this.#client.query(statements.join('\n; '))) as pg.QueryResult | pg.QueryResult[];
     return Array.isArray(result) ? result : [result];
   }
+}
+
+const preparedStatementNames = new Map<string, string>();
+
+/** The name a statement text is prepared under; undefined (unnamed, parsed every time) once the process has named
+ * databasePreparedStatementsMax texts, so that generated texts cannot grow every connection's statement cache. */
+function preparedStatementName(text: string): string | undefined {
+  let name = preparedStatementNames.get(text);
+  if (name === undefined && preparedStatementNames.size < databasePreparedStatementsMax) {
+    name = `svc_${preparedStatementNames.size + 1}`;
+    preparedStatementNames.set(text, name);
+  }
+  return name;
 }
 
 function assertTenantId(tenantId: string): void {

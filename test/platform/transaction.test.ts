@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { databasePreparedStatementsMax } from '../../src/limits.ts';
 import { Database, type Queryable, type Statement } from '../../src/platform/database.ts';
 import { createEmbeddedTestDatabase, createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -46,7 +47,12 @@ interface SentQuery {
 /** Records every query a pg client sends from here on (restored after each test). */
 function watchRoundTrips(): () => SentQuery[] {
   const spy = vi.spyOn(pg.Client.prototype, 'query');
-  return () => spy.mock.calls.map((call: unknown[]) => ({ text: String(call[0]), values: call[1] }));
+  // A lone statement goes as a query config ({name, text, values}), so that each connection prepares it once.
+  return () =>
+    spy.mock.calls.map((call: unknown[]) => {
+      const config = call[0] as string | { text: string; values?: unknown };
+      return typeof config === 'string' ? { text: config, values: call[1] } : { text: config.text, values: config.values };
+    });
 }
 
 describe.each([
@@ -148,8 +154,9 @@ describe.each([
       expect(sent().every((query) => query.values === undefined)).toBe(true);
     });
 
-    it('sends a lone statement after the first through the extended protocol, values as parameters', async () => {
+    it('sends a lone statement after the first through the extended protocol, values as parameters, prepared by name', async () => {
       const sent = watchRoundTrips();
+      const spy = () => vi.mocked(pg.Client.prototype.query).mock.calls.map((call) => call[0] as unknown);
       const echo = statement('SELECT $1::text AS echo', ["'; SELECT 'x"], (result) => result.rows[0].echo as string);
       const answers = await database.tenant('alpha', async (tx) => {
         await tx.query('SELECT 1');
@@ -162,6 +169,25 @@ describe.each([
       const lone = sent().slice(1, 4);
       expect(lone).toEqual(Array.from({ length: 3 }, () => ({ text: 'SELECT $1::text AS echo', values: ["'; SELECT 'x"] })));
       expect(sent()).toHaveLength(5);
+      const names = spy().slice(1, 4).map((config) => (config as { name?: string }).name);
+      expect(names[0]).toMatch(/^svc_\d+$/);
+      expect(new Set(names).size).toBe(1);
+    });
+
+    it('prepares at most databasePreparedStatementsMax texts by name; later texts run unnamed', async () => {
+      const calls = vi.spyOn(pg.Client.prototype, 'query');
+      const texts = Array.from({ length: databasePreparedStatementsMax + 20 }, (_, index) => `SELECT ${index}::int + $1::int AS n`);
+      const answers = await database.system(async (tx) => {
+        await tx.query('SELECT 1');
+        const sums: number[] = [];
+        for (const text of texts) sums.push((await tx.query<{ n: number }>(text, [1])).rows[0]!.n);
+        return sums;
+      });
+      expect(answers).toEqual(texts.map((_, index) => index + 1));
+      const names = calls.mock.calls.slice(1, -1).map((call) => (call[0] as { name?: string }).name);
+      expect(names).toHaveLength(texts.length);
+      expect(new Set(names.filter((name) => name !== undefined)).size).toBeLessThanOrEqual(databasePreparedStatementsMax);
+      expect(names.at(-1)).toBeUndefined();
     });
 
     it('sends statements queued with beforeCommit with COMMIT, in one round trip, and commits them', async () => {
