@@ -37,7 +37,7 @@ export interface Intent {
   readonly settledAt: Date | null;
 }
 
-export type NewIntent = Omit<Intent, 'state' | 'predicatePassed' | 'fundingReference' | 'createdAt' | 'fundedAt' | 'evidenceRecordedAt' | 'settledAt'>;
+export type NewIntent = Omit<Intent, 'state' | 'principalKeyRegistered' | 'predicatePassed' | 'fundingReference' | 'createdAt' | 'fundedAt' | 'evidenceRecordedAt' | 'settledAt'>;
 
 const columns = `tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
   principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
@@ -83,18 +83,21 @@ function toIntent(row: IntentRow): Intent {
   };
 }
 
-/** Inserts an open intent; a unique violation on `intents_pkey` means the intent id is taken. */
+/** Inserts an open intent; a unique violation on `intents_pkey` means the intent id is taken. The statement itself
+ * decides `principal_key_registered`: whether the principal's key is registered (and not revoked) for its DID. */
 export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<Intent> {
   const { rows } = await tx.query<IntentRow>(
     `INSERT INTO intents (tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
        principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
        deadline, predicate_dsl, predicate_ref, policy_template_id, policy_version_seq, policy_content_digest,
        settlement_rail, allowed_tools, completion_preset_id)
-     VALUES ($1, $2, 'open', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+     VALUES ($1, $2, 'open', $3, $4, $5, $6,
+       EXISTS (SELECT 1 FROM registered_keys WHERE tenant_id = $1 AND kind = 'principal' AND subject = $4 AND public_key = $5 AND revoked_at IS NULL),
+       $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
      RETURNING ${columns}`,
     [
       intent.tenantId, intent.intentId, intent.signingVersion, intent.principalDid, intent.principalPubkey,
-      intent.principalSignature, intent.principalKeyRegistered, intent.payeeDid, intent.payeePubkey,
+      intent.principalSignature, intent.payeeDid, intent.payeePubkey,
       JSON.stringify(intent.budget), intent.currency, intent.amountCents, JSON.stringify(intent.evidenceSchema),
       intent.deadlineText, intent.deadline, JSON.stringify(intent.predicateDsl), intent.predicateRef,
       intent.policyTemplateId, intent.policyVersionSeq, intent.policyContentDigest, intent.settlementRail,
@@ -132,27 +135,41 @@ export async function listIntents(
   return { intents: rows.slice(0, page.limit).map(toIntent), hasMore: rows.length > page.limit };
 }
 
-/** The transition to `funded`; the caller has locked the intent and checked it is open. */
-export function fundedTransition(tenantId: string, intentId: string, fundingReference: string): Statement<Intent> {
-  return transition(tenantId, intentId, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
+/** The transition of a locked `open` intent to `funded`. */
+export function fundedTransition(intent: Intent, fundingReference: string): Statement<Intent> {
+  return transition(intent, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
 }
 
-export function evidenceRecordedTransition(tenantId: string, intentId: string, predicatePassed: boolean): Statement<Intent> {
-  return transition(tenantId, intentId, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
+/** The transition of a locked `funded` intent to `evidence_recorded`. */
+export function evidenceRecordedTransition(intent: Intent, predicatePassed: boolean): Statement<Intent> {
+  return transition(intent, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
 }
 
-export function settledTransition(tenantId: string, intentId: string, from: 'funded' | 'evidence_recorded', to: 'released' | 'refunded'): Statement<Intent> {
-  return transition(tenantId, intentId, from, `state = $3, settled_at = now()`, [to]);
+/** The transition of a locked `funded` or `evidence_recorded` intent to `released` or `refunded`. */
+export function settledTransition(intent: Intent, to: 'released' | 'refunded'): Statement<Intent> {
+  return transition(intent, intent.state, `state = $3, settled_at = now()`, [to]);
 }
+
+/** What a transition changes; the rest of the row is as the caller read it under its lock. */
+const transitionColumns = 'state, predicate_passed, funding_reference, funded_at, evidence_recorded_at, settled_at';
 
 /** Moves an intent that the caller has locked and checked; a miss here is a programmer error, not a 409. */
-function transition(tenantId: string, intentId: string, from: IntentState, set: string, values: unknown[]): Statement<Intent> {
+function transition(intent: Intent, from: IntentState, set: string, values: unknown[]): Statement<Intent> {
   return {
-    text: `UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING ${columns}`,
-    values: [tenantId, intentId, ...values],
+    text: `UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING ${transitionColumns}`,
+    values: [intent.tenantId, intent.intentId, ...values],
     read: ({ rows }) => {
-      if (!rows[0]) throw new Error(`intent ${intentId} was not in state ${from} when its transition ran`);
-      return toIntent(rows[0]);
+      const row = rows[0] as IntentRow | undefined;
+      if (!row) throw new Error(`intent ${intent.intentId} was not in state ${from} when its transition ran`);
+      return {
+        ...intent,
+        state: row.state as IntentState,
+        predicatePassed: row.predicate_passed as boolean | null,
+        fundingReference: row.funding_reference as string | null,
+        fundedAt: row.funded_at as Date | null,
+        evidenceRecordedAt: row.evidence_recorded_at as Date | null,
+        settledAt: row.settled_at as Date | null,
+      };
     },
   };
 }

@@ -79,6 +79,6 @@ export async function recordEvidence(tx: Queryable, tenantId: string, intentId: 
     predicatePassed: evaluation.passed,
     evaluation,
   });
-  const recorded = await tx.run(evidenceRecordedTransition(tenantId, intent.intentId, evaluation.passed));
+  const recorded = await tx.run(evidenceRecordedTransition(intent, evaluation.passed));
   return { intent: recorded, evaluation, payloadDigestHex: bytesToHex(payloadDigest), artifactsDigestHex: bytesToHex(artifactsDigestBytes) };
 }

@@ -124,7 +124,7 @@ async function settleOutcome(
  * account credited, landing with the commit), in the caller's transaction. The rail handshake and the sandbox
  * simulator both end here. */
 export async function recordFunding(tx: Queryable, intent: Intent, rail: string, reference: string): Promise<Intent> {
-  const funded = await tx.run(fundedTransition(intent.tenantId, intent.intentId, reference));
+  const funded = await tx.run(fundedTransition(intent, reference));
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId: randomUUID(),
     intentId: intent.intentId,

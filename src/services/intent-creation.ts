@@ -1,7 +1,6 @@
 // Creating an intent from a principal-signed envelope (client-wire.md §1, DESIGN.md §3): the signing version is
 // gated first, then the body's shape, the release rule (inline, by reference, or bound to the policy head), the
 // evidence schema, and the principal's Ed25519 signature over the exact bytes the client signed.
-import { findKeysForSubject } from '../db/registered-key-repository.ts';
 import { findPolicyHead, findPolicyVersion, type PolicyVersion } from '../db/policy-repository.ts';
 import { insertIntent, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
@@ -175,19 +174,15 @@ export async function createIntent(tx: Queryable, principal: Principal, rawBody:
   const verified = (tail !== undefined && verifyEd25519(principalPubkey, signed(tail), signature)) || verifyEd25519(principalPubkey, signed(undefined), signature);
   if (!verified) throw new ServiceError('signing.signature_invalid', { details: { field: 'principal_signature' } });
 
-  const registeredKeys = await findKeysForSubject(tx, principal.tenantId, 'principal', body.principal_did);
-  const principalKeyRegistered = registeredKeys.some((key) => key.revokedAt === null && key.publicKey.equals(principalPubkey));
-  if (principal.environment === 'live' && !principalKeyRegistered) throw new ServiceError('intent.principal_key_unregistered');
-
+  let intent: Intent;
   try {
-    return await insertIntent(tx, {
+    intent = await insertIntent(tx, {
       tenantId: principal.tenantId,
       intentId: canonicalUuidText(body.intent_id, 'intent_id'),
       signingVersion: body.signing_version,
       principalDid: body.principal_did,
       principalPubkey: Buffer.from(principalPubkey),
       principalSignature: Buffer.from(signature),
-      principalKeyRegistered,
       payeeDid: body.payee_did,
       payeePubkey: Buffer.from(payeePubkey),
       budget: body.budget,
@@ -209,4 +204,7 @@ export async function createIntent(tx: Queryable, principal: Principal, rawBody:
     if (isUniqueViolation(error, 'intents_pkey')) throw new ServiceError('intent.already_exists');
     throw error;
   }
+  // The insert looked the key up in the registry; thrown here, the error rolls the insert back.
+  if (principal.environment === 'live' && !intent.principalKeyRegistered) throw new ServiceError('intent.principal_key_unregistered');
+  return intent;
 }

@@ -130,7 +130,6 @@ export async function bootstrapGuardrail(
     principalDid: sandboxPrincipalDid(tenantId),
     principalPubkey: null,
     principalSignature: null,
-    principalKeyRegistered: false,
     payeeDid: sandboxPayeeDid,
     payeePubkey: null,
     // The budget document of an unsigned intent: its amount, and the caller's metadata kept beside it.
@@ -222,7 +221,7 @@ export async function submitGuardrailEvidence(
     predicatePassed: evaluation.passed,
     evaluation,
   });
-  const recorded = await tx.run(evidenceRecordedTransition(tenantId, intent.intentId, evaluation.passed));
+  const recorded = await tx.run(evidenceRecordedTransition(intent, evaluation.passed));
   const settlement = await settleIntent(tx, recorded, nowMs);
   return {
     tenant: tenantId,

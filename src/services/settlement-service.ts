@@ -36,8 +36,7 @@ export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.n
   const { action, reason } = settlementFor(intent, nowMs);
   const transactionId = randomUUID();
   const counterparty = action === 'release' ? ledgerAccounts.payeePayable(intent.payeeDid) : ledgerAccounts.payerRefund(intent.principalDid);
-  const from = intent.state as 'funded' | 'evidence_recorded';
-  const settled = await tx.run(settledTransition(intent.tenantId, intent.intentId, from, action === 'release' ? 'released' : 'refunded'));
+  const settled = await tx.run(settledTransition(intent, action === 'release' ? 'released' : 'refunded'));
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId,
     intentId: intent.intentId,

@@ -84,6 +84,9 @@ describe('live engine mutations', () => {
     const response = await create(body, { 'x-svc-agent-recognition-proof': proofHeader(body) });
     expect(response.statusCode).toBe(422);
     expect(response.json().error.code).toBe('intent.principal_key_unregistered');
+    // The insert that found the key unregistered was rolled back.
+    const stored = await app.inject({ method: 'GET', url: `/harbor/intents/${JSON.parse(body).intent_id as string}`, headers: bearer(live.adminKey) });
+    expect(stored.statusCode).toBe(404);
   });
 
   it('answers 422 to funding in live: no rail endpoint is configured, and nothing is faked', async () => {
