@@ -1,7 +1,7 @@
 // The one door to Postgres: every unit of work is a transaction that runs either as one tenant (row-level
 // security on, scoped by `app.tenant_id`) or, explicitly, as the system (operator work across tenants).
 import pg from 'pg';
-import { inlineParameters, sqlLiteral, type SqlText } from './sql-literals.ts';
+import { inlineParameters, type SqlText } from './sql-literals.ts';
 import { databasePoolSizeMax, databasePreparedStatementsMax, databaseStatementTimeoutMs, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
 
 /** A statement and what to make of its result, so that several can share one round trip (`Queryable.batch`). */
@@ -36,25 +36,15 @@ export interface TransactionOptions {
 const tenantRole = 'svc_app';
 const systemRole = 'svc_system';
 
-/** A pool's configuration, and whether its connections share one database session. */
-export interface DatabaseConfig extends pg.PoolConfig {
-  /** True behind the embedded database's socket multiplexer, where every connection is the one PGlite session:
-   * session state such as prepared statements would be shared, and outlive the connection that made it, so none
-   * is kept. */
-  readonly sharedSession?: boolean;
-}
-
 export class Database {
   readonly pool: pg.Pool;
-  readonly #prepareStatements: boolean;
 
-  constructor({ sharedSession = false, ...config }: DatabaseConfig) {
+  constructor(config: pg.PoolConfig) {
     this.pool = new pg.Pool({
       max: databasePoolSizeMax,
       statement_timeout: databaseStatementTimeoutMs,
       ...config,
     });
-    this.#prepareStatements = !sharedSession;
     // An idle client that loses its connection emits here; without a listener the process would crash.
     this.pool.on('error', () => {});
   }
@@ -91,10 +81,9 @@ export class Database {
   ): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
-    let transaction: Transaction | undefined;
     try {
       const begin = options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : 'BEGIN';
-      transaction = new Transaction(client, [begin, ...setup(client)], this.#prepareStatements);
+      const transaction = new Transaction(client, [begin, ...setup(client)]);
       try {
         const result = await work(transaction);
         await transaction.commit();
@@ -109,39 +98,26 @@ export class Database {
       if (isConnectionError(error)) broken = error as Error;
       throw error;
     } finally {
-      // A client whose connection, transaction state or prepared statements are unknown must not go back to the pool.
-      client.release(broken ?? (transaction?.connectionUnknown ? new Error('prepared statements unknown after a failed message') : undefined));
+      // A client whose connection or transaction state is unknown must not go back to the pool.
+      client.release(broken);
     }
   }
 }
 
 /**
  * One transaction on one pooled client, with the fewest round trips: BEGIN and the role and tenant settings travel
- * with the first statement, and statements queued with `beforeCommit` travel with COMMIT. Several statements share
- * one simple-query message; each is prepared once per connection with SQL `PREPARE` and then run with `EXECUTE`
- * and its values as literals (sql-literals.ts), so Postgres parses and plans it once per connection, as it does
- * a lone statement, which keeps the extended protocol under a protocol-level name.
+ * with the first statement, and statements queued with `beforeCommit` travel with COMMIT. Batches go through the
+ * simple query protocol with their values inlined (sql-literals.ts); lone statements use the extended protocol.
  */
 class Transaction implements Queryable {
   readonly #client: pg.PoolClient;
   /** BEGIN and the settings, until they have been sent with the first statement. */
   #opening: readonly string[] | undefined;
-  readonly #queued: SqlText[] = [];
-  /** Whether statements are prepared on the connection (not where connections share one session). */
-  readonly #prepare: boolean;
-  /** Set when a failed message may or may not have prepared a statement: the connection's statement names are no
-   * longer known, so it must not go back to the pool. */
-  #connectionUnknown = false;
+  readonly #queued: string[] = [];
 
-  constructor(client: pg.PoolClient, opening: readonly string[], prepare: boolean) {
+  constructor(client: pg.PoolClient, opening: readonly string[]) {
     this.#client = client;
     this.#opening = opening;
-    this.#prepare = prepare;
-  }
-
-  /** True when the connection must be closed rather than reused (see #connectionUnknown). */
-  get connectionUnknown(): boolean {
-    return this.#connectionUnknown;
   }
 
   async query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<Row>> {
@@ -160,13 +136,13 @@ class Transaction implements Queryable {
   }
 
   beforeCommit(statement: SqlText): void {
-    this.#queued.push(statement);
+    this.#queued.push(inlineParameters(statement));
   }
 
   async commit(): Promise<void> {
     // A transaction that never sent a statement has nothing to commit.
     if (this.#opening !== undefined && this.#queued.length === 0) return;
-    const results = await this.#sendMessage(this.#queued.splice(0), ['COMMIT']);
+    const results = await this.#sendText([...this.#takeOpening(), ...this.#queued.splice(0), 'COMMIT']);
     // Postgres answers COMMIT with ROLLBACK when a statement failed earlier and the work caught its error: the
     // caller must not believe that anything was committed.
     if (results.at(-1)?.command === 'ROLLBACK') throw new Error('the transaction was rolled back: a statement in it had failed');
@@ -182,56 +158,17 @@ class Transaction implements Queryable {
   async #send(statements: readonly SqlText[]): Promise<pg.QueryResult[]> {
     if (this.#opening === undefined && statements.length <= 1) {
       if (statements.length === 0) return [];
-      // Alone, a statement keeps the extended protocol: its values travel as parameters, and under a name, so each
-      // connection parses and plans it once.
+      // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined, and under a
+      // name, so each connection parses and plans it once.
       const { text, values } = statements[0]!;
-      const index = this.#prepare ? statementIndex(text) : undefined;
-      return [await this.#client.query({ name: index === undefined ? undefined : `svc_${index}`, text, values: values as unknown[] | undefined })];
+      return [await this.#client.query({ name: preparedStatementName(text), text, values: values as unknown[] | undefined })];
     }
-    return this.#sendMessage(statements, []);
-  }
-
-  /**
-   * One simple-query message: the opening if it is still due, `statements` (each answering one result), then
-   * `trailer`. Answers the results of `statements` and `trailer`. A line break before each `;` keeps a statement's
-   * closing `--` comment from swallowing the next one.
-   */
-  async #sendMessage(statements: readonly SqlText[], trailer: readonly string[]): Promise<pg.QueryResult[]> {
-    const prepared = preparedOn(this.#client);
-    const preparing: string[] = [];
-    const parts: string[] = [];
-    /** Where each statement's own result is among the message's results. */
-    const resultAt: number[] = [];
-    // Rendered before the opening is taken: a statement refused here leaves the transaction unbegun, not begun
+    // Inlined before the opening is taken: a statement refused here leaves the transaction unbegun, not begun
     // without its settings.
-    for (const statement of statements) {
-      const index = this.#prepare && preparablePattern.test(statement.text) ? statementIndex(statement.text) : undefined;
-      if (index === undefined) {
-        parts.push(inlineParameters(statement));
-      } else {
-        const name = `svc_sql_${index}`;
-        if (!prepared.has(name) && !preparing.includes(name)) {
-          parts.push(`PREPARE ${name} AS ${statement.text}`);
-          preparing.push(name);
-        }
-        const values = statement.values ?? [];
-        parts.push(values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${values.map(sqlLiteral).join(', ')})`);
-      }
-      resultAt.push(parts.length - 1);
-    }
+    const inlined = statements.map(inlineParameters);
     const opening = this.#takeOpening();
-    let results: pg.QueryResult[];
-    try {
-      const answer = (await this.#client.query([...opening, ...parts, ...trailer].join('\n; '))) as pg.QueryResult | pg.QueryResult[];
-      results = Array.isArray(answer) ? answer : [answer];
-    } catch (error) {
-      // PREPARE is not transactional: a failed message may have created some of its statements and not others.
-      if (preparing.length > 0) this.#connectionUnknown = true;
-      throw error;
-    }
-    for (const name of preparing) prepared.add(name);
-    const own = results.slice(opening.length);
-    return [...resultAt.map((at) => own[at]!), ...own.slice(parts.length)];
+    const results = await this.#sendText([...opening, ...inlined]);
+    return results.slice(opening.length);
   }
 
   /** The opening once: after its first send the transaction counts as begun, even if that send failed. */
@@ -240,32 +177,26 @@ class Transaction implements Queryable {
     this.#opening = undefined;
     return opening;
   }
-}
 
-/** What SQL PREPARE accepts; other statements (SHOW, SET, …) in a message are inlined. */
-const preparablePattern = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|VALUES)\b/i;
-
-/** The statement names each connection has prepared with SQL PREPARE (pg tracks its protocol-level ones itself). */
-const preparedStatements = new WeakMap<pg.ClientBase, Set<string>>();
-
-function preparedOn(client: pg.ClientBase): Set<string> {
-  let names = preparedStatements.get(client);
-  if (!names) preparedStatements.set(client, (names = new Set()));
-  return names;
-}
-
-const statementIndexes = new Map<string, number>();
-
-/** The number a statement text is prepared under (as `svc_N` by pg, `svc_sql_N` by PREPARE); undefined (parsed
- * every time) once the process has numbered databasePreparedStatementsMax texts, so that generated texts cannot
- * grow every connection's statement cache. */
-function statementIndex(text: string): number | undefined {
-  let index = statementIndexes.get(text);
-  if (index === undefined && statementIndexes.size < databasePreparedStatementsMax) {
-    index = statementIndexes.size + 1;
-    statementIndexes.set(text, index);
+  /** One simple-query message. A line break before each `;` keeps a statement's closing `--` comment from
+   * swallowing the next statement. */
+  async #sendText(statements: readonly string[]): Promise<pg.QueryResult[]> {
+    const result = (await this.#client.query(statements.join('\n; '))) as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(result) ? result : [result];
   }
-  return index;
+}
+
+const preparedStatementNames = new Map<string, string>();
+
+/** The name a statement text is prepared under; undefined (unnamed, parsed every time) once the process has named
+ * databasePreparedStatementsMax texts, so that generated texts cannot grow every connection's statement cache. */
+function preparedStatementName(text: string): string | undefined {
+  let name = preparedStatementNames.get(text);
+  if (name === undefined && preparedStatementNames.size < databasePreparedStatementsMax) {
+    name = `svc_${preparedStatementNames.size + 1}`;
+    preparedStatementNames.set(text, name);
+  }
+  return name;
 }
 
 function assertTenantId(tenantId: string): void {

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { databasePreparedStatementsMax } from '../../src/limits.ts';
 import { Database, type Queryable, type Statement } from '../../src/platform/database.ts';
 import { createEmbeddedTestDatabase, createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -57,7 +58,7 @@ function watchRoundTrips(): () => SentQuery[] {
 describe.each([
   ['postgres', createTestDatabase],
   ['pglite', createEmbeddedTestDatabase],
-] as const)('Transaction on %s', (kind, create) => {
+] as const)('Transaction on %s', (_kind, create) => {
   let testDatabase: TestDatabase;
   let database: Database;
 
@@ -119,13 +120,7 @@ describe.each([
       expect(rest).toEqual([]);
       expect(opening!.text).toMatch(/^BEGIN\b/);
       expect(opening!.text).toContain("set_config('app.tenant_id', 'alpha', true)");
-      if (kind === 'pglite') {
-        // Connections share PGlite's one session: nothing is prepared, values are inlined into the statement.
-        expect(opening!.text).toContain(`'it''s $1'::text`);
-      } else {
-        // Prepared on this connection, then executed with the values as literals.
-        expect(opening!.text).toMatch(/\bPREPARE (svc_sql_\d+) AS SELECT \$1::text AS echo, current_user AS role\n; EXECUTE \1\('it''s \$1'\)$/);
-      }
+      expect(opening!.text).toContain(`'it''s $1'::text`);
       expect(opening!.values).toBeUndefined();
       expect(commit!.text).toBe('COMMIT');
     });
@@ -175,12 +170,24 @@ describe.each([
       expect(lone).toEqual(Array.from({ length: 3 }, () => ({ text: 'SELECT $1::text AS echo', values: ["'; SELECT 'x"] })));
       expect(sent()).toHaveLength(5);
       const names = spy().slice(1, 4).map((config) => (config as { name?: string }).name);
-      if (kind === 'pglite') {
-        expect(names).toEqual([undefined, undefined, undefined]);
-      } else {
-        expect(names[0]).toMatch(/^svc_\d+$/);
-        expect(new Set(names).size).toBe(1);
-      }
+      expect(names[0]).toMatch(/^svc_\d+$/);
+      expect(new Set(names).size).toBe(1);
+    });
+
+    it('prepares at most databasePreparedStatementsMax texts by name; later texts run unnamed', async () => {
+      const calls = vi.spyOn(pg.Client.prototype, 'query');
+      const texts = Array.from({ length: databasePreparedStatementsMax + 20 }, (_, index) => `SELECT ${index}::int + $1::int AS n`);
+      const answers = await database.system(async (tx) => {
+        await tx.query('SELECT 1');
+        const sums: number[] = [];
+        for (const text of texts) sums.push((await tx.query<{ n: number }>(text, [1])).rows[0]!.n);
+        return sums;
+      });
+      expect(answers).toEqual(texts.map((_, index) => index + 1));
+      const names = calls.mock.calls.slice(1, -1).map((call) => (call[0] as { name?: string }).name);
+      expect(names).toHaveLength(texts.length);
+      expect(new Set(names.filter((name) => name !== undefined)).size).toBeLessThanOrEqual(databasePreparedStatementsMax);
+      expect(names.at(-1)).toBeUndefined();
     });
 
     it('sends statements queued with beforeCommit with COMMIT, in one round trip, and commits them', async () => {
@@ -370,81 +377,6 @@ describe.each([
     });
   });
 
-  // Statements of a message are prepared with SQL PREPARE once per connection, except on PGlite, whose connections
-  // share one session. PREPARE is not transactional, which these pin down.
-  describe.skipIf(kind === 'pglite')('statements prepared in messages', () => {
-    const ownDatabase = () => new Database({ ...testDatabase.connection, max: 1 });
-    const backendPid = statement('SELECT pg_backend_pid() AS pid', [], (result) => result.rows[0].pid as number);
-    /** A text no other test uses, so that it is new to every connection. */
-    const freshEcho = () => {
-      const text = `SELECT $1::text AS echo_${randomBytes(4).toString('hex')}`;
-      return (value: string) => statement(text, [value], (result) => Object.values(result.rows[0] as object)[0] as string);
-    };
-
-    it('prepares a text once even when a message carries it twice, and executes it afterwards', async () => {
-      const own = ownDatabase();
-      const echo = freshEcho();
-      const sent = watchRoundTrips();
-      try {
-        expect(await own.system((tx) => tx.batch([echo('a'), echo('b')]))).toEqual(['a', 'b']);
-        expect(await own.system((tx) => tx.batch([echo('c'), echo('d')]))).toEqual(['c', 'd']);
-      } finally {
-        await own.close();
-      }
-      const [first, , second] = sent().map((query) => query.text);
-      expect(first!.match(/\bPREPARE\b/g)).toHaveLength(1);
-      expect(second).not.toMatch(/\bPREPARE\b/);
-      expect(second!.match(/\bEXECUTE svc_sql_\d+\(/g)).toHaveLength(2);
-    });
-
-    it('keeps a statement prepared in a transaction that rolled back', async () => {
-      const own = ownDatabase();
-      const echo = freshEcho();
-      try {
-        await expect(
-          own.system(async (tx) => {
-            await tx.batch([echo('kept'), backendPid]);
-            throw new Error('work failed');
-          }),
-        ).rejects.toThrow('work failed');
-        expect(await own.system((tx) => tx.batch([echo('again'), backendPid]))).toEqual(['again', expect.any(Number)]);
-      } finally {
-        await own.close();
-      }
-    });
-
-    it('replaces the connection when a failed message may have prepared some of its statements', async () => {
-      const own = ownDatabase();
-      const echo = freshEcho();
-      try {
-        const [, pidBefore] = await own.system((tx) => tx.batch([statement('SELECT 1 AS one', [], () => 1), backendPid]));
-        await expect(own.system((tx) => tx.batch([echo('lost'), statement('SELECT 1 / $1::int AS n', [0], () => 0)]))).rejects.toThrow(
-          /division by zero/,
-        );
-        // The statement may or may not exist on the old connection; a new connection prepares it afresh.
-        const [again, pidAfter] = await own.system((tx) => tx.batch([echo('again'), backendPid]));
-        expect(again).toBe('again');
-        expect(pidAfter).not.toBe(pidBefore);
-      } finally {
-        await own.close();
-      }
-    });
-
-    it('keeps the connection when a failed message prepared nothing new', async () => {
-      const own = ownDatabase();
-      const divide = statement('SELECT 1 / $1::int AS n', [0], () => 0);
-      try {
-        // Both texts prepared by a message that succeeds; the failing message then only executes them.
-        const [pidBefore] = await own.system((tx) => tx.batch([backendPid, { ...divide, values: [1] }]));
-        await expect(own.system((tx) => tx.batch([backendPid, divide]))).rejects.toThrow(/division by zero/);
-        const [pidAfter] = await own.system((tx) => tx.batch([backendPid, statement('SELECT 1 AS one', [], () => 1)]));
-        expect(pidAfter).toBe(pidBefore);
-      } finally {
-        await own.close();
-      }
-    });
-  });
-
   // Regressions of bugs found in review. Each uses a database of its own, since the first bug, back, would leave a
   // connection inside an open transaction.
   describe('regressions', () => {
@@ -487,7 +419,7 @@ describe.each([
       });
     });
 
-    // #send took the opening before rendering; when rendering refused the first statement, BEGIN and the settings were
+    // #send took the opening before inlining; when inlining refused the first statement, BEGIN and the settings were
     // lost, and a caller that caught the error ran its next statements outside any transaction, as the login role.
     // Postgres answers COMMIT with ROLLBACK after a failed statement whose error the work caught; the transaction
     // must not look committed.
@@ -505,13 +437,10 @@ describe.each([
       expect(await tenantCommitted(queued)).toBe(false);
     });
 
-    it('keeps the tenant scope after the first statement is refused before it is sent', async () => {
-      // A value no literal can render (a circular object) is refused on the client, prepared or inlined alike.
-      const circular: Record<string, unknown> = {};
-      circular['self'] = circular;
+    it('keeps the tenant scope after the first statement is refused by inlining', async () => {
       await withOwnDatabase(async (own) => {
         const view = await own.tenant('alpha', async (tx: Queryable) => {
-          await expect(tx.query('SELECT $1::jsonb', [circular])).rejects.toThrow(/circular/i);
+          await expect(tx.query('SELECT $2::text', ['only one value'])).rejects.toThrow(/\$2 without a value/);
           return tx.run(whoAmI);
         });
         expect(view).toMatchObject({ role: 'svc_app', tenant: 'alpha' });
