@@ -36,15 +36,25 @@ export interface TransactionOptions {
 const tenantRole = 'svc_app';
 const systemRole = 'svc_system';
 
+/** A pool's configuration, and whether its connections share one database session. */
+export interface DatabaseConfig extends pg.PoolConfig {
+  /** True behind the embedded database's socket multiplexer, where every connection is the one PGlite session:
+   * session state such as prepared statements would be shared, and outlive the connection that made it, so none
+   * is kept. */
+  readonly sharedSession?: boolean;
+}
+
 export class Database {
   readonly pool: pg.Pool;
+  readonly #prepareStatements: boolean;
 
-  constructor(config: pg.PoolConfig) {
+  constructor({ sharedSession = false, ...config }: DatabaseConfig) {
     this.pool = new pg.Pool({
       max: databasePoolSizeMax,
       statement_timeout: databaseStatementTimeoutMs,
       ...config,
     });
+    this.#prepareStatements = !sharedSession;
     // An idle client that loses its connection emits here; without a listener the process would crash.
     this.pool.on('error', () => {});
   }
@@ -83,7 +93,7 @@ export class Database {
     let broken: Error | undefined;
     try {
       const begin = options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : 'BEGIN';
-      const transaction = new Transaction(client, [begin, ...setup(client)]);
+      const transaction = new Transaction(client, [begin, ...setup(client)], this.#prepareStatements);
       try {
         const result = await work(transaction);
         await transaction.commit();
@@ -114,10 +124,13 @@ class Transaction implements Queryable {
   /** BEGIN and the settings, until they have been sent with the first statement. */
   #opening: readonly string[] | undefined;
   readonly #queued: string[] = [];
+  /** Whether lone statements are prepared by name on the connection (not where connections share one session). */
+  readonly #prepare: boolean;
 
-  constructor(client: pg.PoolClient, opening: readonly string[]) {
+  constructor(client: pg.PoolClient, opening: readonly string[], prepare: boolean) {
     this.#client = client;
     this.#opening = opening;
+    this.#prepare = prepare;
   }
 
   async query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<pg.QueryResult<Row>> {
@@ -161,7 +174,8 @@ class Transaction implements Queryable {
       // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined, and under a
       // name, so each connection parses and plans it once.
       const { text, values } = statements[0]!;
-      return [await this.#client.query({ name: preparedStatementName(text), text, values: values as unknown[] | undefined })];
+      const name = this.#prepare ? preparedStatementName(text) : undefined;
+      return [await this.#client.query({ name, text, values: values as unknown[] | undefined })];
     }
     // Inlined before the opening is taken: a statement refused here leaves the transaction unbegun, not begun
     // without its settings.

@@ -2,9 +2,9 @@
 // app and the `svc` CLI reach it with the same `pg` client and the same SQL as a real Postgres.
 import fs from 'node:fs';
 import path from 'node:path';
-import type pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { DatabaseConfig } from './database.ts';
 
 /** Connections the socket multiplexer accepts; PGlite runs one statement at a time behind it. */
 const embeddedConnectionsMax = 32;
@@ -14,13 +14,13 @@ const socketPort = 5432;
 
 export interface EmbeddedPostgres {
   /** How a pg client reaches it. */
-  readonly connection: pg.PoolConfig;
+  readonly connection: DatabaseConfig;
   close(): Promise<void>;
 }
 
 interface RuntimeFile {
   readonly pid: number;
-  readonly connection: pg.PoolConfig;
+  readonly connection: DatabaseConfig;
 }
 
 const runtimeFileName = 'embedded.json';
@@ -42,9 +42,12 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
       ...(useUnixSocket ? { path: socketPath } : { host: '127.0.0.1', port: 0 }),
     });
     await server.start();
-    const connection: pg.PoolConfig = useUnixSocket
-      ? { host: dataDir, port: socketPort, user: 'postgres', database: 'postgres' }
-      : { host: '127.0.0.1', port: tcpPortOf(server), user: 'postgres', database: 'postgres' };
+    const connection: DatabaseConfig = {
+      ...(useUnixSocket ? { host: dataDir, port: socketPort } : { host: '127.0.0.1', port: tcpPortOf(server) }),
+      user: 'postgres',
+      database: 'postgres',
+      sharedSession: true,
+    };
     // The multiplexer serializes statements; more pool connections than this only queue.
     const runtime: RuntimeFile = { pid: process.pid, connection: { ...connection, max: 8 } };
     fs.writeFileSync(path.join(dataDir, runtimeFileName), JSON.stringify(runtime), { mode: 0o600 });
@@ -64,7 +67,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
 }
 
 /** For the CLI: the connection of a server that is running embedded on `dataDir`, or undefined. */
-export function findRunningEmbeddedPostgres(dataDir: string): pg.PoolConfig | undefined {
+export function findRunningEmbeddedPostgres(dataDir: string): DatabaseConfig | undefined {
   let runtime: RuntimeFile;
   try {
     runtime = JSON.parse(fs.readFileSync(path.join(dataDir, runtimeFileName), 'utf8')) as RuntimeFile;

@@ -58,7 +58,7 @@ function watchRoundTrips(): () => SentQuery[] {
 describe.each([
   ['postgres', createTestDatabase],
   ['pglite', createEmbeddedTestDatabase],
-] as const)('Transaction on %s', (_kind, create) => {
+] as const)('Transaction on %s', (kind, create) => {
   let testDatabase: TestDatabase;
   let database: Database;
 
@@ -170,8 +170,13 @@ describe.each([
       expect(lone).toEqual(Array.from({ length: 3 }, () => ({ text: 'SELECT $1::text AS echo', values: ["'; SELECT 'x"] })));
       expect(sent()).toHaveLength(5);
       const names = spy().slice(1, 4).map((config) => (config as { name?: string }).name);
-      expect(names[0]).toMatch(/^svc_\d+$/);
-      expect(new Set(names).size).toBe(1);
+      if (kind === 'pglite') {
+        // Connections share PGlite's one session: a name prepared by one would collide with another's.
+        expect(names).toEqual([undefined, undefined, undefined]);
+      } else {
+        expect(names[0]).toMatch(/^svc_\d+$/);
+        expect(new Set(names).size).toBe(1);
+      }
     });
 
     it('prepares at most databasePreparedStatementsMax texts by name; later texts run unnamed', async () => {
