@@ -21,7 +21,9 @@ export function readPath(evidence: unknown, path: EvidencePath): unknown {
   let current = evidence;
   for (let index = 0; index < path.length; index += 1) {
     if (!isJsonObject(current)) return undefined;
-    current = ownMember(current, path[index] as string);
+    const key = path[index] as string;
+    // ownMember, spelled out: this loop runs for every path an evaluation reads.
+    current = Object.hasOwn(current, key) ? current[key] : undefined;
   }
   return current;
 }
@@ -55,33 +57,60 @@ function countOwnMembers(object: JsonObject, stopAfter: number): number {
   return count;
 }
 
-/** JSON equality of an observed value with a rule's expected value (a validated copy: plain, finite, frozen):
+/** JSON equality of an observed value with a rule's expected value (a validated copy: plain, finite):
  * numbers by value (1 equals 1.0, -0 equals 0), objects by their set of own keys in any order, arrays element
  * by element in order. The work is bounded by the expected value, never by the observed one, and nothing is
- * allocated. */
+ * allocated. Small, with arrays and objects apart, so that scalar members are compared without a call. */
 export function equalsExpected(expected: JsonValue, observed: unknown): boolean {
   if (expected === null || typeof expected !== 'object') return observed === expected;
   if (typeof observed !== 'object' || observed === null) return false;
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(observed)) return false;
-    const length = (expected as readonly JsonValue[]).length;
-    if (observed.length !== length) return false;
-    for (let index = 0; index < length; index += 1) {
-      if (!equalsExpected((expected as readonly JsonValue[])[index] as JsonValue, observed[index])) return false;
-    }
-    return true;
+  return Array.isArray(expected) ? equalsExpectedArray(expected as readonly JsonValue[], observed) : equalsExpectedObject(expected as { readonly [key: string]: JsonValue }, observed);
+}
+
+function equalsExpectedArray(expected: readonly JsonValue[], observed: object): boolean {
+  if (!Array.isArray(observed)) return false;
+  const length = expected.length;
+  if (observed.length !== length) return false;
+  for (let index = 0; index < length; index += 1) {
+    if (!equalsExpected(expected[index] as JsonValue, observed[index])) return false;
   }
+  return true;
+}
+
+function equalsExpectedObject(expected: { readonly [key: string]: JsonValue }, observed: object): boolean {
   if (Array.isArray(observed)) return false;
-  const expectedObject = expected as { readonly [key: string]: JsonValue };
   let keyCount = 0;
-  for (const key in expectedObject) {
+  for (const key in expected) {
     // The copy has only own members; the check keeps a polluted Object.prototype out.
-    if (!Object.hasOwn(expectedObject, key)) continue;
+    if (!Object.hasOwn(expected, key)) continue;
     keyCount += 1;
     if (!Object.hasOwn(observed, key)) return false;
-    if (!equalsExpected(expectedObject[key] as JsonValue, (observed as JsonObject)[key])) return false;
+    if (!equalsExpected(expected[key] as JsonValue, (observed as JsonObject)[key])) return false;
   }
   return countOwnMembers(observed as JsonObject, keyCount) === keyCount;
+}
+
+/** A fresh deep copy of a rule's expected value (validated: plain, finite), for a trace step, so that no step
+ * shares an object with the rule or with another step. */
+export function copyExpected(value: JsonValue): JsonValue {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const elements = value as readonly JsonValue[];
+    const copy: JsonValue[] = [];
+    for (let index = 0; index < elements.length; index += 1) copy.push(copyExpected(elements[index] as JsonValue));
+    return copy;
+  }
+  const object = value as { readonly [key: string]: JsonValue };
+  const copy: { [key: string]: JsonValue } = {};
+  for (const key in object) {
+    if (!Object.hasOwn(object, key)) continue;
+    const member = copyExpected(object[key] as JsonValue);
+    // As in the rule's own copy (parse.ts): an own "__proto__", or a key Object.prototype has a setter for, is
+    // defined rather than assigned.
+    if (key === '__proto__' || key in copy) Object.defineProperty(copy, key, { value: member, enumerable: true, writable: true, configurable: true });
+    else copy[key] = member;
+  }
+  return copy;
 }
 
 /** RFC 6901 JSON Pointer of an evidence path: `["a","b/c"]` → `/a/b~1c`. */

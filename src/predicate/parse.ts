@@ -1,8 +1,8 @@
 // Validates an untrusted predicate_dsl value in one walk, enforcing every rule and limit of the language, and
-// builds on the way the compiled clause tree evaluate.ts runs, copying (and freezing) only what the language
-// keeps. The canonical JSON byte size is counted during the same walk: sorting keys never changes a length, so
-// the canonical string itself is only built if someone asks for it. All failures are ServiceErrors whose details
-// carry a JSON Pointer into the document.
+// builds on the way the compiled clause tree evaluate.ts runs, copying only what the language keeps. The canonical
+// JSON byte size is counted during the same walk: sorting keys never changes a length, so the canonical string
+// itself is only built if someone asks for it. All failures are ServiceErrors whose details carry a JSON Pointer
+// into the document.
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import {
@@ -14,11 +14,11 @@ import {
   predicateKeyLengthMax,
   predicatePathSegmentsMax,
 } from '../limits.ts';
-import { canonicalJson, canonicalNestingErrorMessage, jsonNumberByteLength, jsonStringByteLength } from '../signing/canonical-json.ts';
+import { canonicalJson, canonicalNestingErrorMessage, jsonNumberByteLength, jsonStringByteLength, quoteJsonString } from '../signing/canonical-json.ts';
 import { clauseFieldsByOp, clauseOps, type Clause, type ClauseOp, type JsonValue, type PredicateDocument } from './ast.ts';
 import type { CompiledPredicate } from './compile.ts';
 import { ClauseNode, EvidenceLocation, nodeKind, rootEvaluator, type ClauseEvaluator } from './evaluate.ts';
-import { isJsonObject, jsonPointer, ownMember, type JsonObject } from './json-value.ts';
+import { deepFreeze, isJsonObject, jsonPointer, ownMember, type JsonObject } from './json-value.ts';
 
 export interface ParsedPredicate {
   /** The document as validated: only the language's fields, deep-frozen, independent of the input. */
@@ -78,7 +78,7 @@ class ValidatedPredicate implements CompiledPredicate {
     this.nodeCount = walk.nodeCount;
     this.depth = walk.depth;
     this.canonicalBytes = canonicalBytes;
-    this.evaluateRoot = rootEvaluator(root, walk.locationCount, walk.reads);
+    this.evaluateRoot = rootEvaluator(root, walk.locations.length, walk.reads);
     this.#root = root;
   }
 
@@ -105,7 +105,8 @@ function documentClause(node: ClauseNode): Clause {
       return Object.freeze({ op: 'not', clause: documentClause((node.children as readonly ClauseNode[])[0] as ClauseNode) });
     case nodeKind.eq:
     case nodeKind.completion:
-      return Object.freeze({ op: node.op as 'eq' | 'completion', path: documentPath(node), value: node.expected });
+      // The rule's own copy is frozen once the document hands it out; trace steps get copies of their own.
+      return Object.freeze({ op: node.op as 'eq' | 'completion', path: documentPath(node), value: deepFreeze(node.expected) });
     case nodeKind.lte:
       return Object.freeze({ op: 'lte', path: documentPath(node), limit_source: 'amount_cents' });
     case nodeKind.budget_cap:
@@ -160,16 +161,19 @@ class Walk {
   /** A lower bound of the canonical size of `eq`/`completion` values seen so far: one byte per JSON value
    * plus one per string code unit. It lets an oversized value be refused before it is copied in full. */
   valueBytesLowerBound = 0;
+  /** The copy walkValue made last (see there). */
+  value: JsonValue = null;
   /** Canonical bytes of the clauses walked so far. */
   bytes = 0;
   /** Whether canonicalJson would refuse the document for nesting past jsonNestingDepthMax. */
   canonicalTooDeep = false;
   /** Clauses that read evidence, and the distinct locations they read (see locate). */
   reads = 0;
-  locationCount = 0;
-  /** Locations by the last segment of their path; made when the second path is seen. */
+  readonly locations: EvidenceLocation[] = [];
+  /** Locations by the last segment of their path; made once there are more than locationScanMax. */
   locationsByLastSegment: Map<string, EvidenceLocation[]> | null = null;
-  firstLocation: EvidenceLocation | null = null;
+  /** The segments of the path being walked, before locate finds or copies them. */
+  readonly segments: string[] = [];
   /** The reference tokens from the document to the value being walked; turned into a JSON Pointer only to
    * report a failure, so that no pointer string is built for a valid document. */
   readonly trail: (string | number)[] = [];
@@ -181,7 +185,8 @@ function pointerHere(walk: Walk, ...tokens: string[]): string {
 }
 
 /** Walks the clause at the end of the trail. `parentDepth` counts and/or/not above it; `nesting` is the
- * canonical form's nesting level of the clause object (the document is level 0). */
+ * canonical form's nesting level of the clause object (the document is level 0). Each op has its own small
+ * function: the engine then inlines the helpers each one calls, which matters at up to 256 clauses a walk. */
 function walkClause(value: unknown, parentDepth: number, nesting: number, walk: Walk): ClauseNode {
   // Fuel is counted in pre-order, so the pointer names the first clause past the limit.
   walk.nodeCount += 1;
@@ -189,91 +194,161 @@ function walkClause(value: unknown, parentDepth: number, nesting: number, walk: 
   if (!isJsonObject(value)) fail('predicate.invalid', { pointer: pointerHere(walk), reason: 'a clause is a JSON object' });
   // One Object.keys per clause: a key found there is an own member, so it is read without Object.hasOwn.
   const keys = Object.keys(value);
-  const op = keys.includes('op') ? value['op'] : ownMember(value, 'op');
+  const op = keys[0] === 'op' || keys.includes('op') ? value['op'] : ownMember(value, 'op');
   if (typeof op !== 'string') fail('predicate.invalid', { pointer: pointerHere(walk, 'op'), reason: 'a clause has a string op' });
   // Within the depth limit clauses and their arrays stay far from the nesting limit; counted exactly anyway.
   if (nesting >= jsonNestingDepthMax) walk.canonicalTooDeep = true;
-  switch (op) {
-    case 'true':
-      checkFields(value, keys, 'true', '', '', walk);
+  const kind = kindOfOp(op);
+  switch (kind) {
+    case nodeKind.true:
+      refuseUnknownKeys(keys, 'op', 'op', walk);
       walk.bytes += overheadBytes.true;
-      return new ClauseNode(nodeKind.true, 'true', null, null, null);
-    case 'and':
-    case 'or': {
-      const clauses = checkFields(value, keys, op, 'clauses', '', walk);
-      const depth = enterCombinator(parentDepth, walk);
-      walk.bytes += op === 'and' ? overheadBytes.and : overheadBytes.or;
-      return new ClauseNode(op === 'and' ? nodeKind.and : nodeKind.or, op === 'and' ? 'and' : 'or', walkClauseList(clauses, depth, nesting, walk), null, null);
-    }
-    case 'not': {
-      const clause = checkFields(value, keys, 'not', 'clause', '', walk);
-      const depth = enterCombinator(parentDepth, walk);
-      walk.bytes += overheadBytes.not;
-      walk.trail.push('clause');
-      const child = walkClause(clause, depth, nesting + 1, walk);
-      walk.trail.pop();
-      return new ClauseNode(nodeKind.not, 'not', [child], null, null);
-    }
-    case 'eq':
-    case 'completion': {
-      const path = checkFields(value, keys, op, 'path', 'value', walk);
-      const expectedInput = value['value'];
-      const evidencePath = walkPath(path, nesting + 1, walk);
-      walk.bytes += op === 'eq' ? overheadBytes.eq : overheadBytes.completion;
-      walk.trail.push('value');
-      const expected = walkValue(expectedInput, 0, nesting + 1, walk);
-      walk.trail.pop();
-      return new ClauseNode(op === 'eq' ? nodeKind.eq : nodeKind.completion, op === 'eq' ? 'eq' : 'completion', null, evidencePath, expected);
-    }
-    case 'lte': {
-      const path = checkFields(value, keys, 'lte', 'path', 'limit_source', walk);
-      const limitSource = value['limit_source'];
-      const evidencePath = walkPath(path, nesting + 1, walk);
-      if (limitSource !== 'amount_cents') {
-        fail('predicate.invalid', { pointer: pointerHere(walk, 'limit_source'), reason: 'unsupported limit_source', supported: ['amount_cents'] });
-      }
-      walk.bytes += overheadBytes.lte + limitSourceBytes;
-      return new ClauseNode(nodeKind.lte, 'lte', null, evidencePath, null);
-    }
-    case 'budget_cap': {
-      const path = checkFields(value, keys, 'budget_cap', 'path', '', walk);
-      const evidencePath = walkPath(path, nesting + 1, walk);
-      walk.bytes += overheadBytes.budget_cap;
-      return new ClauseNode(nodeKind.budget_cap, 'budget_cap', null, evidencePath, null);
-    }
-    case 'schema_field':
-    case 'array_nonempty': {
-      const field = walkFieldName(checkFields(value, keys, op, 'field', '', walk), walk);
-      walk.bytes += op === 'schema_field' ? overheadBytes.schema_field : overheadBytes.array_nonempty;
-      return new ClauseNode(op === 'schema_field' ? nodeKind.schema_field : nodeKind.array_nonempty, op === 'schema_field' ? 'schema_field' : 'array_nonempty', null, locate([field], walk), null);
-    }
+      return new ClauseNode(nodeKind.true, 'true', null, null, null, null);
+    case nodeKind.and:
+    case nodeKind.or:
+      return walkCombinator(value, keys, kind, parentDepth, nesting, walk);
+    case nodeKind.not:
+      return walkNot(value, keys, parentDepth, nesting, walk);
+    case nodeKind.eq:
+    case nodeKind.completion:
+      return walkEquality(value, keys, kind, nesting, walk);
+    case nodeKind.lte:
+    case nodeKind.budget_cap:
+      return walkAmountLimit(value, keys, kind, nesting, walk);
+    case nodeKind.schema_field:
+    case nodeKind.array_nonempty:
+      return walkField(value, keys, kind, walk);
     default:
       // Also `__proto__`, `constructor`, `toString`: only the ten ops above are ops.
       return fail('predicate.op_unknown', { pointer: pointerHere(walk), supported: clauseOps });
   }
 }
 
-/** Refuses any of the clause's `keys` besides `op` and the op's fields (`first`, `second`; "" for none), then
- * a missing field, in the op's field order. Answers the value of `first`; the caller reads `second` (an own
- * member by then). A field not among the keys is still looked up, as an own non-enumerable member counts. */
-function checkFields(clause: JsonObject, keys: readonly string[], op: ClauseOp, first: string, second: string, walk: Walk): unknown {
-  let firstSeen = false;
-  let secondSeen = false;
+// In the walkers below, `complete` says refuseUnknownKeys counted exactly `op` and the op's fields (it allows no
+// other key, and keys are distinct): every field is then an own member, read directly. Otherwise ownMember finds
+// an own non-enumerable one, or the first missing field (in the op's field order) is refused.
+
+function walkCombinator(clause: JsonObject, keys: readonly string[], kind: number, parentDepth: number, nesting: number, walk: Walk): ClauseNode {
+  const isAnd = kind === nodeKind.and;
+  const complete = refuseUnknownKeys(keys, 'clauses', 'clauses', walk) === 2;
+  const value = complete ? clause['clauses'] : ownMember(clause, 'clauses');
+  if (value === undefined) failMissingField(isAnd ? 'and' : 'or', 'clauses', walk);
+  const depth = enterCombinator(parentDepth, walk);
+  walk.bytes += isAnd ? overheadBytes.and : overheadBytes.or;
+  if (!Array.isArray(value)) fail('predicate.invalid', { pointer: pointerHere(walk, 'clauses'), reason: 'clauses is an array' });
+  const length = value.length;
+  // An empty and/or is refused: it would be a hidden `true` (and) or `false` (or); `true` says so openly.
+  if (length === 0) fail('predicate.invalid', { pointer: pointerHere(walk, 'clauses'), reason: 'clauses needs at least one clause' });
+  if (length > predicateClausesMax) fail('predicate.clauses_exceeded', { pointer: pointerHere(walk), limit: predicateClausesMax });
+  if (nesting + 1 >= jsonNestingDepthMax) walk.canonicalTooDeep = true;
+  walk.bytes += containerBytes(length);
+  const children: ClauseNode[] = [];
+  const trail = walk.trail;
+  trail.push('clauses', 0);
+  const last = trail.length - 1;
+  for (let index = 0; index < length; index += 1) {
+    trail[last] = index;
+    children.push(walkClause(value[index], depth, nesting + 2, walk));
+  }
+  trail.pop();
+  trail.pop();
+  return new ClauseNode(kind, isAnd ? 'and' : 'or', children, null, null, null);
+}
+
+function walkNot(clause: JsonObject, keys: readonly string[], parentDepth: number, nesting: number, walk: Walk): ClauseNode {
+  const complete = refuseUnknownKeys(keys, 'clause', 'clause', walk) === 2;
+  const value = complete ? clause['clause'] : ownMember(clause, 'clause');
+  if (value === undefined) failMissingField('not', 'clause', walk);
+  const depth = enterCombinator(parentDepth, walk);
+  walk.bytes += overheadBytes.not;
+  walk.trail.push('clause');
+  const child = walkClause(value, depth, nesting + 1, walk);
+  walk.trail.pop();
+  return new ClauseNode(nodeKind.not, 'not', [child], null, null, null);
+}
+
+function walkEquality(clause: JsonObject, keys: readonly string[], kind: number, nesting: number, walk: Walk): ClauseNode {
+  const op = kind === nodeKind.eq ? 'eq' : 'completion';
+  const complete = refuseUnknownKeys(keys, 'path', 'value', walk) === 3;
+  const path = complete ? clause['path'] : ownMember(clause, 'path');
+  if (path === undefined) failMissingField(op, 'path', walk);
+  const value = complete ? clause['value'] : ownMember(clause, 'value');
+  if (value === undefined) failMissingField(op, 'value', walk);
+  const location = walkPath(path, nesting + 1, walk);
+  walk.bytes += kind === nodeKind.eq ? overheadBytes.eq : overheadBytes.completion;
+  walk.trail.push('value');
+  const text = walkValue(value, 0, nesting + 1, walk, '');
+  walk.trail.pop();
+  const expectedText = text.length <= expectedTextLengthMax ? text : `${text.slice(0, expectedTextLengthMax - 1)}…`;
+  return new ClauseNode(kind, op, null, location, walk.value, expectedText);
+}
+
+function walkAmountLimit(clause: JsonObject, keys: readonly string[], kind: number, nesting: number, walk: Walk): ClauseNode {
+  if (kind === nodeKind.budget_cap) {
+    const complete = refuseUnknownKeys(keys, 'path', 'path', walk) === 2;
+    const path = complete ? clause['path'] : ownMember(clause, 'path');
+    if (path === undefined) failMissingField('budget_cap', 'path', walk);
+    const location = walkPath(path, nesting + 1, walk);
+    walk.bytes += overheadBytes.budget_cap;
+    return new ClauseNode(kind, 'budget_cap', null, location, null, null);
+  }
+  const complete = refuseUnknownKeys(keys, 'path', 'limit_source', walk) === 3;
+  const path = complete ? clause['path'] : ownMember(clause, 'path');
+  if (path === undefined) failMissingField('lte', 'path', walk);
+  const limitSource = complete ? clause['limit_source'] : ownMember(clause, 'limit_source');
+  if (limitSource === undefined) failMissingField('lte', 'limit_source', walk);
+  const location = walkPath(path, nesting + 1, walk);
+  if (limitSource !== 'amount_cents') {
+    fail('predicate.invalid', { pointer: pointerHere(walk, 'limit_source'), reason: 'unsupported limit_source', supported: ['amount_cents'] });
+  }
+  walk.bytes += overheadBytes.lte + limitSourceBytes;
+  return new ClauseNode(kind, 'lte', null, location, null, null);
+}
+
+function walkField(clause: JsonObject, keys: readonly string[], kind: number, walk: Walk): ClauseNode {
+  const op = kind === nodeKind.schema_field ? 'schema_field' : 'array_nonempty';
+  const complete = refuseUnknownKeys(keys, 'field', 'field', walk) === 2;
+  const field = complete ? clause['field'] : ownMember(clause, 'field');
+  if (field === undefined) failMissingField(op, 'field', walk);
+  if (typeof field !== 'string' || field.length === 0) fail('predicate.invalid', { pointer: pointerHere(walk, 'field'), reason: 'field is a non-empty string' });
+  if (field.length > predicateKeyLengthMax) fail('predicate.invalid', { pointer: pointerHere(walk, 'field'), reason: 'field too long', limit: predicateKeyLengthMax });
+  // A field `f` reads what the path ["f"] reads; as a string it has the bytes of that path's one segment.
+  walk.segments[0] = field;
+  const location = locate(walk.segments, 1, walk);
+  walk.bytes += (kind === nodeKind.schema_field ? overheadBytes.schema_field : overheadBytes.array_nonempty) + location.segmentBytes;
+  return new ClauseNode(kind, op, null, location, null, null);
+}
+
+/** The node kind of `op`, or -1 for a string that is not an op. Switching on the length first leaves at most
+ * three string comparisons per op, where a switch on the string compares with each case in turn. */
+function kindOfOp(op: string): number {
+  switch (op.length) {
+    case 2:
+      return op === 'eq' ? nodeKind.eq : op === 'or' ? nodeKind.or : -1;
+    case 3:
+      return op === 'and' ? nodeKind.and : op === 'not' ? nodeKind.not : op === 'lte' ? nodeKind.lte : -1;
+    case 4:
+      return op === 'true' ? nodeKind.true : -1;
+    case 10:
+      return op === 'completion' ? nodeKind.completion : op === 'budget_cap' ? nodeKind.budget_cap : -1;
+    case 12:
+      return op === 'schema_field' ? nodeKind.schema_field : -1;
+    case 14:
+      return op === 'array_nonempty' ? nodeKind.array_nonempty : -1;
+    default:
+      return -1;
+  }
+}
+
+/** Refuses the first of the clause's `keys` that is neither `op` nor one of the op's fields (`first`, `second`;
+ * an op with one field passes it twice, `true` passes "op") and answers how many keys there are: distinct and
+ * all allowed, so as many as `op` and the fields only when every one of them is present. */
+function refuseUnknownKeys(keys: readonly string[], first: string, second: string, walk: Walk): number {
   for (let index = 0; index < keys.length; index += 1) {
     const key = keys[index] as string;
-    if (key === 'op') continue;
-    if (key === first && first !== '') firstSeen = true;
-    else if (key === second && second !== '') secondSeen = true;
-    else failUnknownField(key, jsonPointer(walk.trail));
+    if (key !== 'op' && key !== first && key !== second) failUnknownField(key, jsonPointer(walk.trail));
   }
-  if (first === '') return undefined;
-  const firstValue = firstSeen ? clause[first] : ownMember(clause, first);
-  if (firstValue === undefined) fail('predicate.invalid', { pointer: pointerHere(walk, first), reason: `op "${op}" requires ${first}` });
-  if (second !== '') {
-    const secondValue = secondSeen ? clause[second] : ownMember(clause, second);
-    if (secondValue === undefined) fail('predicate.invalid', { pointer: pointerHere(walk, second), reason: `op "${op}" requires ${second}` });
-  }
-  return firstValue;
+  return keys.length;
 }
 
 /** Returns the and/or/not nesting level of the clause being walked, refusing one past the limit. */
@@ -284,167 +359,204 @@ function enterCombinator(parentDepth: number, walk: Walk): number {
   return depth;
 }
 
-function walkClauseList(value: unknown, depth: number, nesting: number, walk: Walk): ClauseNode[] {
-  if (!Array.isArray(value)) fail('predicate.invalid', { pointer: pointerHere(walk, 'clauses'), reason: 'clauses is an array' });
-  // An empty and/or is refused: it would be a hidden `true` (and) or `false` (or); `true` says so openly.
-  if (value.length === 0) fail('predicate.invalid', { pointer: pointerHere(walk, 'clauses'), reason: 'clauses needs at least one clause' });
-  if (value.length > predicateClausesMax) fail('predicate.clauses_exceeded', { pointer: pointerHere(walk), limit: predicateClausesMax });
-  if (nesting + 1 >= jsonNestingDepthMax) walk.canonicalTooDeep = true;
-  walk.bytes += containerBytes(value.length);
-  const children: ClauseNode[] = [];
-  const trail = walk.trail;
-  trail.push('clauses', 0);
-  const last = trail.length - 1;
-  for (let index = 0; index < value.length; index += 1) {
-    trail[last] = index;
-    children.push(walkClause(value[index], depth, nesting + 2, walk));
-  }
-  trail.pop();
-  trail.pop();
-  return children;
-}
-
-/** Checks a `path` (at canonical nesting level `nesting`) and answers its location. */
+/** Checks a `path` (at canonical nesting level `nesting`) and answers its location. Each segment is read once,
+ * into the walk's scratch array, and copied only when the path is new to the document. */
 function walkPath(value: unknown, nesting: number, walk: Walk): EvidenceLocation {
   if (!Array.isArray(value)) fail('predicate.invalid', { pointer: pointerHere(walk, 'path'), reason: 'path is an array of strings' });
   const length = value.length;
   if (length === 0) fail('predicate.invalid', { pointer: pointerHere(walk, 'path'), reason: 'path needs at least one segment' });
-  if (length > predicatePathSegmentsMax) {
-    fail('predicate.path_too_long', { pointer: pointerHere(walk), limit: predicatePathSegmentsMax, segments: length });
-  }
+  if (length > predicatePathSegmentsMax) failPathTooLong(length, walk);
   if (nesting >= jsonNestingDepthMax) walk.canonicalTooDeep = true;
-  let bytes = containerBytes(length);
-  const segments: string[] = [];
+  const segments = walk.segments;
   for (let index = 0; index < length; index += 1) {
     const segment: unknown = value[index];
-    if (typeof segment !== 'string') fail('predicate.invalid', { pointer: pointerHere(walk, 'path', String(index)), reason: 'a path segment is a string' });
-    if (segment.length > predicateKeyLengthMax) {
-      fail('predicate.invalid', { pointer: pointerHere(walk, 'path', String(index)), reason: 'path segment too long', limit: predicateKeyLengthMax });
-    }
-    bytes += jsonStringByteLength(segment);
-    segments.push(segment);
+    if (typeof segment !== 'string' || segment.length > predicateKeyLengthMax) failSegment(segment, index, walk);
+    segments[index] = segment;
   }
-  walk.bytes += bytes;
-  return locate(segments, walk);
+  const location = locate(segments, length, walk);
+  walk.bytes += containerBytes(length) + location.segmentBytes;
+  return location;
 }
 
+/** Locations compared one by one before they are looked up by last segment instead (see locate). */
+const locationScanMax = 8;
 /** Candidates with the same last segment compared before a path gets a location of its own (not shared), so
  * that the cost per path stays bounded whatever the document holds. */
 const locationCandidatesMax = 8;
 
-/** The location of `segments` (a private copy): the one already made for an equal path, else a new one. */
-function locate(segments: string[], walk: Walk): EvidenceLocation {
+/** The location of the path in `segments[0..length)`: the one already made for an equal path, else a new one
+ * with a private copy of the path and its canonical size. Most rules read a few paths, which a short scan finds
+ * faster than a Map; the Map is made once a rule has more. */
+function locate(segments: readonly string[], length: number, walk: Walk): EvidenceLocation {
   walk.reads += 1;
-  const first = walk.firstLocation;
-  if (first === null) {
-    // Most rules read one or two paths: the map is made only once a second path shows up.
-    const location = new EvidenceLocation(segments, walk.locationCount++);
-    walk.firstLocation = location;
-    return location;
-  }
-  let byLastSegment = walk.locationsByLastSegment;
+  const lastSegment = segments[length - 1] as string;
+  const byLastSegment = walk.locationsByLastSegment;
   if (byLastSegment === null) {
-    byLastSegment = new Map([[first.path[first.path.length - 1] as string, [first]]]);
-    walk.locationsByLastSegment = byLastSegment;
-  }
-  const lastSegment = segments[segments.length - 1] as string;
-  const candidates = byLastSegment.get(lastSegment);
-  if (candidates !== undefined) {
-    for (let index = 0; index < candidates.length; index += 1) {
-      const candidate = candidates[index] as EvidenceLocation;
-      if (samePath(candidate.path, segments)) return candidate;
+    const locations = walk.locations;
+    for (let index = 0; index < locations.length; index += 1) {
+      const candidate = locations[index] as EvidenceLocation;
+      if (samePath(candidate.path, segments, length)) return candidate;
+    }
+  } else {
+    const candidates = byLastSegment.get(lastSegment);
+    if (candidates !== undefined) {
+      for (let index = 0; index < candidates.length; index += 1) {
+        const candidate = candidates[index] as EvidenceLocation;
+        if (samePath(candidate.path, segments, length)) return candidate;
+      }
     }
   }
-  const location = new EvidenceLocation(segments, walk.locationCount++);
-  if (candidates === undefined) byLastSegment.set(lastSegment, [location]);
-  else if (candidates.length < locationCandidatesMax) candidates.push(location);
+  const path = segments.slice(0, length);
+  let segmentBytes = 0;
+  for (let index = 0; index < length; index += 1) segmentBytes += jsonStringByteLength(path[index] as string);
+  const location = new EvidenceLocation(path, walk.locations.length, segmentBytes);
+  walk.locations.push(location);
+  if (byLastSegment !== null) addCandidate(byLastSegment, lastSegment, location);
+  else if (walk.locations.length > locationScanMax) walk.locationsByLastSegment = locationMap(walk.locations);
   return location;
 }
 
-function samePath(left: readonly string[], right: readonly string[]): boolean {
-  if (left.length !== right.length) return false;
-  for (let index = 0; index < left.length; index += 1) if (left[index] !== right[index]) return false;
+function locationMap(locations: readonly EvidenceLocation[]): Map<string, EvidenceLocation[]> {
+  const byLastSegment = new Map<string, EvidenceLocation[]>();
+  for (const location of locations) addCandidate(byLastSegment, location.path[location.path.length - 1] as string, location);
+  return byLastSegment;
+}
+
+function addCandidate(byLastSegment: Map<string, EvidenceLocation[]>, lastSegment: string, location: EvidenceLocation): void {
+  const candidates = byLastSegment.get(lastSegment);
+  if (candidates === undefined) byLastSegment.set(lastSegment, [location]);
+  else if (candidates.length < locationCandidatesMax) candidates.push(location);
+}
+
+/** Compares from the last segment back, where paths of one rule tend to differ. */
+function samePath(path: readonly string[], segments: readonly string[], length: number): boolean {
+  if (path.length !== length) return false;
+  for (let index = length - 1; index >= 0; index -= 1) if (path[index] !== segments[index]) return false;
   return true;
 }
 
-function walkFieldName(value: unknown, walk: Walk): string {
-  if (typeof value !== 'string' || value.length === 0) fail('predicate.invalid', { pointer: pointerHere(walk, 'field'), reason: 'field is a non-empty string' });
-  if (value.length > predicateKeyLengthMax) fail('predicate.invalid', { pointer: pointerHere(walk, 'field'), reason: 'field too long', limit: predicateKeyLengthMax });
-  walk.bytes += jsonStringByteLength(value);
-  return value;
-}
+/** Characters of an `eq`/`completion` value its sentences show before cutting it short with "…". */
+const expectedTextLengthMax = 64;
 
-/** Deep-copies and freezes an `eq`/`completion` value, refusing anything JSON cannot carry. `depth` is the
- * nesting inside the value, `nesting` the canonical form's level of the value in the whole document. */
-function walkValue(value: unknown, depth: number, nesting: number, walk: Walk): JsonValue {
+/** Deep-copies an `eq`/`completion` value into `walk.value`, refusing anything JSON cannot carry, and answers
+ * `text` followed by the value's compact JSON (as JSON.stringify writes it) for the trace sentences, which stops
+ * growing once longer than expectedTextLengthMax. The text goes through parameters and results, where the engine
+ * appends to it cheaply, and the copy through the walk. `depth` is the nesting inside the value, `nesting` the
+ * canonical form's level of the value in the whole document. Kept small, with arrays and objects apart, so that
+ * the engine inlines it into their loops: scalar members cost no call. */
+function walkValue(value: unknown, depth: number, nesting: number, walk: Walk, text: string): string {
   walk.valueBytesLowerBound += typeof value === 'string' ? value.length + 1 : 1;
-  if (walk.valueBytesLowerBound > predicateDocumentBytesMax) {
-    fail('predicate.document_too_large', { pointer: '', limit: predicateDocumentBytesMax });
-  }
+  if (walk.valueBytesLowerBound > predicateDocumentBytesMax) failValueTooLarge();
+  walk.value = value as JsonValue;
   switch (typeof value) {
-    case 'string':
-      walk.bytes += jsonStringByteLength(value);
-      return value;
+    case 'string': {
+      const bytes = jsonStringByteLength(value);
+      walk.bytes += bytes;
+      if (text.length > expectedTextLengthMax) return text;
+      // One byte per character besides the quotes: ASCII with nothing to escape, so its JSON is itself in quotes.
+      return bytes === value.length + 2 ? text + '"' + value + '"' : text + quoteJsonString(value);
+    }
     case 'number':
-      if (!Number.isFinite(value)) fail('predicate.invalid', { pointer: pointerHere(walk), reason: 'a number must be finite' });
+      if (!Number.isFinite(value)) failValue('a number must be finite', walk);
       walk.bytes += jsonNumberByteLength(value);
-      return value;
+      // JSON.stringify writes a finite number as its JavaScript string.
+      return text.length > expectedTextLengthMax ? text : text + String(value);
     case 'boolean':
       walk.bytes += value ? 4 : 5;
-      return value;
+      return text.length > expectedTextLengthMax ? text : text + (value ? 'true' : 'false');
     case 'object':
       if (value === null) {
         walk.bytes += 4;
-        return null;
+        return text.length > expectedTextLengthMax ? text : text + 'null';
       }
-      break;
+      return Array.isArray(value) ? walkArray(value, depth, nesting, walk, text) : walkObject(value as JsonObject, depth, nesting, walk, text);
     default:
-      fail('predicate.invalid', { pointer: pointerHere(walk), reason: 'value must be JSON' });
+      return failValue('value must be JSON', walk);
   }
-  // A Date, Map or class instance is not what a client sent as JSON; canonicalJson refuses it as well.
-  const isArray = Array.isArray(value);
-  if (!isArray) {
-    const prototype: unknown = Object.getPrototypeOf(value);
-    if (prototype !== Object.prototype && prototype !== null) fail('predicate.invalid', { pointer: pointerHere(walk), reason: 'value must be JSON' });
-  }
-  if (depth >= jsonNestingDepthMax) {
-    fail('predicate.invalid', { pointer: pointerHere(walk), reason: 'value nested too deeply', limit: jsonNestingDepthMax });
-  }
-  if (nesting >= jsonNestingDepthMax) walk.canonicalTooDeep = true;
+}
+
+function walkArray(array: readonly unknown[], depth: number, nesting: number, walk: Walk, text: string): string {
+  enterContainer(depth, nesting, walk);
+  const length = array.length;
+  walk.bytes += containerBytes(length);
+  const elements: JsonValue[] = [];
   const trail = walk.trail;
-  if (isArray) {
-    const array = value as readonly unknown[];
-    const length = array.length;
-    walk.bytes += containerBytes(length);
-    const elements: JsonValue[] = [];
-    trail.push(0);
-    const last = trail.length - 1;
-    for (let index = 0; index < length; index += 1) {
-      trail[last] = index;
-      elements.push(walkValue(array[index], depth + 1, nesting + 1, walk));
-    }
-    trail.pop();
-    return Object.freeze(elements);
+  trail.push(0);
+  const last = trail.length - 1;
+  for (let index = 0; index < length; index += 1) {
+    trail[last] = index;
+    if (text.length <= expectedTextLengthMax) text += index === 0 ? '[' : ',';
+    text = walkValue(array[index], depth + 1, nesting + 1, walk, text);
+    elements.push(walk.value);
   }
-  const object = value as JsonObject;
+  trail.pop();
+  walk.value = elements;
+  if (text.length > expectedTextLengthMax) return text;
+  return text + (length === 0 ? '[]' : ']');
+}
+
+function walkObject(object: JsonObject, depth: number, nesting: number, walk: Walk, text: string): string {
+  // A Date, Map or class instance is not what a client sent as JSON; canonicalJson refuses it as well.
+  const prototype: unknown = Object.getPrototypeOf(object);
+  if (prototype !== Object.prototype && prototype !== null) failValue('value must be JSON', walk);
+  enterContainer(depth, nesting, walk);
   const keys = Object.keys(object);
   walk.bytes += containerBytes(keys.length);
   const copy: { [key: string]: JsonValue } = {};
+  const trail = walk.trail;
   trail.push('');
   const last = trail.length - 1;
   for (let index = 0; index < keys.length; index += 1) {
     const key = keys[index] as string;
     walk.valueBytesLowerBound += key.length;
-    walk.bytes += jsonStringByteLength(key) + 1;
+    const keyBytes = jsonStringByteLength(key);
+    walk.bytes += keyBytes + 1;
     trail[last] = key;
-    const member = walkValue(object[key], depth + 1, nesting + 1, walk);
+    if (text.length <= expectedTextLengthMax) {
+      text += index === 0 ? '{' : ',';
+      text += keyBytes === key.length + 2 ? '"' + key + '":' : quoteJsonString(key) + ':';
+    }
+    text = walkValue(object[key], depth + 1, nesting + 1, walk, text);
+    const member = walk.value;
     // Defined, not assigned: assigning to "__proto__" (or to a setter someone put on Object.prototype) would
     // not make a member. An ordinary key takes the fast path of assignment only when that is the same thing.
     if (key === '__proto__' || key in copy) Object.defineProperty(copy, key, { value: member, enumerable: true, writable: true, configurable: true });
     else copy[key] = member;
   }
   trail.pop();
-  return Object.freeze(copy);
+  walk.value = copy;
+  if (text.length > expectedTextLengthMax) return text;
+  return text + (keys.length === 0 ? '{}' : '}');
+}
+
+function enterContainer(depth: number, nesting: number, walk: Walk): void {
+  if (depth >= jsonNestingDepthMax) {
+    fail('predicate.invalid', { pointer: pointerHere(walk), reason: 'value nested too deeply', limit: jsonNestingDepthMax });
+  }
+  if (nesting >= jsonNestingDepthMax) walk.canonicalTooDeep = true;
+}
+
+// Failures the hot functions above would otherwise spell out inline, kept apart so those stay small.
+
+function failMissingField(op: string, name: string, walk: Walk): never {
+  fail('predicate.invalid', { pointer: pointerHere(walk, name), reason: `op "${op}" requires ${name}` });
+}
+
+function failPathTooLong(length: number, walk: Walk): never {
+  fail('predicate.path_too_long', { pointer: pointerHere(walk), limit: predicatePathSegmentsMax, segments: length });
+}
+
+function failSegment(segment: unknown, index: number, walk: Walk): never {
+  if (typeof segment !== 'string') fail('predicate.invalid', { pointer: pointerHere(walk, 'path', String(index)), reason: 'a path segment is a string' });
+  fail('predicate.invalid', { pointer: pointerHere(walk, 'path', String(index)), reason: 'path segment too long', limit: predicateKeyLengthMax });
+}
+
+function failValue(reason: string, walk: Walk): never {
+  fail('predicate.invalid', { pointer: pointerHere(walk), reason });
+}
+
+function failValueTooLarge(): never {
+  fail('predicate.document_too_large', { pointer: '', limit: predicateDocumentBytesMax });
 }
 
 function failUnknownField(key: string, pointer: string): never {

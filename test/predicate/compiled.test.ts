@@ -224,6 +224,89 @@ describe('the compiled predicate', () => {
     );
   });
 
+  it('shows an eq value in its sentence as the start of its JSON.stringify, written while validating', () => {
+    const shown = (value: unknown): string => {
+      const text = JSON.stringify(value);
+      return text.length <= 64 ? text : `${text.slice(0, 63)}…`;
+    };
+    fc.assert(
+      fc.property(jsonValue, (value) => {
+        const input = JSON.parse(JSON.stringify(doc({ op: 'eq', path: ['v'], value }))) as unknown;
+        const expected = (input as { root: { value: unknown } }).root.value;
+        const compiled = compileOrServiceError(input);
+        fc.pre(!(compiled instanceof ServiceError));
+        const step = evaluate(compiled as CompiledPredicate, { evidence: { v: { never: 'equal' } }, evidenceSchema: undefined, amountCents: 0 }).trace[0];
+        expect(step?.detail).toBe(`v does not equal ${shown(expected)}`);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('gives every step its own copy of the expected value: changing one changes neither the rule nor later steps', () => {
+    const compiled = compilePredicate(doc({ op: 'or', clauses: [{ op: 'eq', path: ['a'], value: { k: [1] } }, { op: 'eq', path: ['b'], value: { k: [1] } }] }));
+    const input = { evidence: { a: { k: [2] } }, evidenceSchema: undefined, amountCents: 0 };
+    const first = evaluate(compiled, input);
+    const [missing, failing] = [first.trace[2]?.data.expected, first.trace[1]?.data.expected] as { k: number[] }[];
+    expect(missing).not.toBe(failing);
+    (failing as { k: number[] }).k.push(3);
+    (missing as { k: number[] }).k = [];
+    expect(JSON.stringify(evaluate(compiled, input).trace)).toBe(JSON.stringify(evaluate(compilePredicate(compiled.document), input).trace));
+    expect(compiled.document.root).toEqual({ op: 'or', clauses: [{ op: 'eq', path: ['a'], value: { k: [1] } }, { op: 'eq', path: ['b'], value: { k: [1] } }] });
+    expect(evaluate(compiled, { ...input, evidence: { b: { k: [1] } } }).passed).toBe(true);
+  });
+
+  it('writes the right sentence for each op reading a path they share, whichever reads it first', () => {
+    const clauses = [
+      { op: 'lte', path: ['f'], limit_source: 'amount_cents' },
+      { op: 'budget_cap', path: ['f'] },
+      { op: 'schema_field', field: 'f' },
+      { op: 'array_nonempty', field: 'f' },
+      { op: 'eq', path: ['f'], value: 1 },
+      { op: 'completion', path: ['f'], value: 1 },
+    ];
+    const details = (evidence: unknown, order: readonly unknown[]) =>
+      evaluate(compilePredicate(doc({ op: 'and', clauses: order.map((clause) => ({ op: 'not', clause: { op: 'not', clause } })) })), { evidence, evidenceSchema: { properties: { f: { type: 'integer' } } }, amountCents: 5 })
+        .trace.filter((step) => step.kind !== 'and' && step.kind !== 'not')
+        .map((step) => `${step.kind}: ${step.detail}`);
+    // Short-circuit stops at the first failing clause, so each evidence is run against every rotation of the order.
+    const cases: [unknown, Record<string, string>][] = [
+      [{}, { lte: 'evidence has no value at f', budget_cap: 'evidence has no value at f', schema_field: 'evidence has no field f', array_nonempty: 'evidence has no field f', eq: 'evidence has no value at f', completion: 'evidence has no value at f' }],
+      [{ f: 1 }, { lte: 'f is at most amount_cents', budget_cap: 'f is at most amount_cents', schema_field: 'field f has a type evidence_schema declares', array_nonempty: 'field f is not an array', eq: 'f equals 1', completion: 'f equals 1' }],
+      [{ f: 9 }, { lte: 'f is greater than amount_cents', budget_cap: 'f is greater than amount_cents', schema_field: 'field f has a type evidence_schema declares', array_nonempty: 'field f is not an array', eq: 'f does not equal 1', completion: 'f does not equal 1' }],
+      [{ f: [] }, { lte: 'f is not a safe integer, so it cannot be compared with amount_cents', budget_cap: 'f is not a safe integer, so it cannot be compared with amount_cents', schema_field: 'field f does not have a type evidence_schema declares', array_nonempty: 'field f is an empty array', eq: 'f does not equal 1', completion: 'f does not equal 1' }],
+    ];
+    for (const [evidence, sentences] of cases) {
+      for (let shift = 0; shift < clauses.length; shift += 1) {
+        const order = [...clauses.slice(shift), ...clauses.slice(0, shift)];
+        const written = details(evidence, order);
+        expect(written.length).toBeGreaterThan(0);
+        for (const line of written) expect(line).toBe(`${line.split(':')[0]}: ${sentences[line.split(':')[0] as string]}`);
+      }
+    }
+  });
+
+  it('still reads each path once when a rule reads more paths than are compared one by one', () => {
+    const reads = new Map<string, number>();
+    const evidence: Record<string, unknown> = {};
+    const inner: Record<string, unknown> = {};
+    for (let index = 0; index < 20; index += 1) {
+      Object.defineProperty(inner, `p${index}`, {
+        enumerable: true,
+        get: () => {
+          reads.set(`p${index}`, (reads.get(`p${index}`) ?? 0) + 1);
+          return index;
+        },
+      });
+    }
+    // 20 distinct paths, more than a rule's first locations compared one by one, each read by one or two clauses.
+    const clauses = Array.from({ length: 30 }, (_, index) => ({ op: 'eq', path: ['q', `p${index % 20}`], value: -1 }));
+    const result = evaluate(compilePredicate(doc({ op: 'or', clauses })), { evidence: { q: inner }, evidenceSchema: undefined, amountCents: 0 });
+    expect(result.trace).toHaveLength(31);
+    expect(reads.size).toBe(20);
+    expect([...reads.values()].every((count) => count === 1)).toBe(true);
+    expect(result.trace.slice(1).map((step) => [step.data.path, step.data.observed])).toEqual(clauses.map((clause, index) => [`/q/${clause.path[1]}`, index % 20]));
+  });
+
   it('refuses a document over the byte limit with the exact size, measured without building its canonical JSON', () => {
     const clauses = Array.from({ length: 32 }, (_, index) => ({ op: 'budget_cap', path: Array.from({ length: 16 }, () => `${index}`.padEnd(40, '€')) }));
     const error = thrownServiceError(() => compilePredicate(doc({ op: 'and', clauses })));

@@ -75,6 +75,32 @@ describe('document shape', () => {
     expect(error.details?.['pointer']).toBe(pointer);
   });
 
+  it('tells apart ops of the same length, and refuses near misses of each', () => {
+    expect(compilePredicate(doc({ op: 'true' })).nodeCount).toBe(1);
+    const firstField = { or: 'clauses', and: 'clauses', not: 'clause', eq: 'path', lte: 'path', completion: 'path', budget_cap: 'path', schema_field: 'field', array_nonempty: 'field' };
+    for (const [op, field] of Object.entries(firstField)) {
+      expect(thrownServiceError(() => compilePredicate(doc({ op }))).details).toEqual({ pointer: `/root/${field}`, reason: `op "${op}" requires ${field}` });
+    }
+    for (const op of ['ox', 'er', 'ane', 'nod', 'ltd', 'truf', 'completioN', 'budget_caP', 'schema_fielD', 'array_nonemptY', '', 'o']) {
+      expect(thrownServiceError(() => compilePredicate(doc({ op }))).code).toBe('predicate.op_unknown');
+    }
+  });
+
+  it('reads a field given as an own non-enumerable member, and refuses one whose value is undefined as missing', () => {
+    const hidden = (clause: object, name: string, value: unknown) => Object.defineProperty(clause, name, { value, enumerable: false });
+    expect(compilePredicate(doc(hidden({ op: 'eq', path: ['a'] }, 'value', 1))).document.root).toEqual({ op: 'eq', path: ['a'], value: 1 });
+    expect(compilePredicate(doc(hidden({ path: ['a'] }, 'op', 'budget_cap'))).document.root).toEqual({ op: 'budget_cap', path: ['a'] });
+    for (const [root, pointer] of [
+      [{ op: 'eq', path: ['a'], value: undefined }, '/root/value'],
+      [{ op: 'eq', path: undefined, value: 1 }, '/root/path'],
+      [{ op: 'lte', path: ['a'], limit_source: undefined }, '/root/limit_source'],
+      [{ op: 'not', clause: undefined }, '/root/clause'],
+    ] as const) {
+      const error = thrownServiceError(() => compilePredicate(doc(root)));
+      expect(error.details).toEqual({ pointer, reason: `op "${root.op}" requires ${pointer.slice('/root/'.length)}` });
+    }
+  });
+
   it('names the supported values in details', () => {
     expect(thrownServiceError(() => compilePredicate({ version: 3, root: TRUE })).details).toEqual({ pointer: '/version', supported: [1] });
     const unknownOp = thrownServiceError(() => compilePredicate(doc({ op: 'xor' })));
