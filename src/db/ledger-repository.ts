@@ -108,7 +108,7 @@ export function queueLedgerPost(tx: Queryable, tenantId: string, transaction: Ne
     values: [
       tenantId, transaction.transactionId, transaction.intentId, transaction.currency, transaction.eventKind, transaction.recordedAt,
       entries.map((entry) => entry.account), entries.map((entry) => entry.side), entries.map((entry) => entry.amountCents),
-      entries.map((entry) => Buffer.from(entry.bodyHead)), entries.map((entry) => Buffer.from(entry.bodyTail)),
+      entries.map((entry) => entry.bodyHead), entries.map((entry) => entry.bodyTail),
     ],
   });
 }

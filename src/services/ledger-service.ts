@@ -13,7 +13,6 @@ import {
   formatRfc3339SecondsUtc,
   isCanonicalUuidText,
   ledgerGenesisRowHash,
-  ledgerRowHash,
   ledgerSides,
   sha256,
 } from '../signing/index.ts';
