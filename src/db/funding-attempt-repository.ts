@@ -1,6 +1,6 @@
 // Funding attempts: each 402 challenge issued for an intent, and what became of the credential that answered it.
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable, Statement } from '../platform/database.ts';
 
 export type FundingAttemptStatus = 'challenged' | 'pending' | 'succeeded' | 'declined';
 
@@ -59,12 +59,12 @@ export function queueChallengeRecord(
 }
 
 /** The challenge a credential names, for this intent only: another intent's challenge is no challenge here. */
-export async function findAttemptByChallenge(tx: Queryable, tenantId: string, intentId: string, rail: string, challengeId: string): Promise<FundingAttempt | undefined> {
-  const { rows } = await tx.query<AttemptRow>(
-    `SELECT ${columns} FROM funding_attempts WHERE tenant_id = $1 AND rail = $2 AND challenge_id = $3 AND intent_id = $4 FOR UPDATE`,
-    [tenantId, rail, challengeId, intentId],
-  );
-  return rows[0] && toAttempt(rows[0]);
+export function findAttemptByChallengeStatement(tenantId: string, intentId: string, rail: string, challengeId: string): Statement<FundingAttempt | undefined> {
+  return {
+    text: `SELECT ${columns} FROM funding_attempts WHERE tenant_id = $1 AND rail = $2 AND challenge_id = $3 AND intent_id = $4 FOR UPDATE`,
+    values: [tenantId, rail, challengeId, intentId],
+    read: ({ rows }) => rows[0] && toAttempt(rows[0] as AttemptRow),
+  };
 }
 
 /** Queues the attempt's new status, to travel with COMMIT (and before a challenge queued after it). */

@@ -3,10 +3,10 @@
 // simulators with documented test credentials; live tenants get nothing faked: until this product has a
 // facilitator (x402) or processor (MPP) connection, live funding answers 422 `funding.rail_not_configured`.
 import { ServiceError } from '../errors/service-error.ts';
-import { MppSandboxAdapter } from './mpp.ts';
+import { MppSandboxAdapter, readMppCredential } from './mpp.ts';
 import type { SettlementConfig } from './settlement-config.ts';
-import type { FundingContext, RailAdapter, RailName } from './types.ts';
-import { X402SandboxAdapter } from './x402.ts';
+import type { FundingContext, PresentedCredential, RailAdapter, RailName } from './types.ts';
+import { readX402Credential, X402SandboxAdapter } from './x402.ts';
 
 export type {
   CredentialOutcome,
@@ -31,6 +31,13 @@ export {
 export { mppChallengeHeaderName, mppCredentialHeaderName, mppReceiptHeaderName, sandboxMppTokens } from './mpp.ts';
 
 export const railNames: readonly RailName[] = ['x402_usdc_base', 'processor_mpp'];
+
+/** Each rail's reader of the credential a fund request presents (what its adapter's readCredential answers). They
+ * need no intent, so the engine reads credentials before it has read the intent that decides the rail. */
+export const credentialReaders: Readonly<Record<RailName, (headers: Record<string, string | string[] | undefined>) => PresentedCredential>> = {
+  x402_usdc_base: readX402Credential,
+  processor_mpp: readMppCredential,
+};
 
 /** The client's rail names that mean one of ours (DESIGN.md §3: "harmless aliases"). The adapter echoes the name
  * the intent carries as `funding.settlement_rail`, since the client checks it against its own list. */

@@ -109,18 +109,7 @@ export class MppSandboxAdapter implements RailAdapter {
   }
 
   readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
-    const header = readOneHeader(headers, mppCredentialHeaderName);
-    if (header.kind !== 'value') return header;
-    // The scheme name is optional, as the client adds it when missing; scheme names are case-insensitive.
-    const match = /^(?:payment[ ]+)?([^ ]+)$/i.exec(header.value);
-    if (!match) return { kind: 'malformed', reason: 'x-svc-payment-authorization must be "Payment <base64url credential>"' };
-    const bytes = decodeBase64Url(match[1]!);
-    if (!bytes) return { kind: 'malformed', reason: 'the credential is not base64url' };
-    const json = parseJsonBytes(bytes);
-    if (json === undefined) return { kind: 'malformed', reason: 'the credential does not carry UTF-8 JSON' };
-    const credential = parseCredential(json);
-    if (typeof credential === 'string') return { kind: 'malformed', reason: credential };
-    return { kind: 'credential', challengeId: credential.challenge['id'] as string, digest: sha256(header.value), data: credential };
+    return readMppCredential(headers);
   }
 
   async authorize(
@@ -202,4 +191,21 @@ export class MppSandboxAdapter implements RailAdapter {
 function differingFields(issued: Record<string, unknown>, echoed: Record<string, unknown>): string[] {
   const names = new Set([...Object.keys(issued), ...Object.keys(echoed)]);
   return [...names].filter((name) => issued[name] !== echoed[name]).sort();
+}
+
+/** The MPP credential a fund request presents in `x-svc-payment-authorization`, read without the intent (see
+ * readX402Credential). */
+export function readMppCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
+  const header = readOneHeader(headers, mppCredentialHeaderName);
+  if (header.kind !== 'value') return header;
+  // The scheme name is optional, as the client adds it when missing; scheme names are case-insensitive.
+  const match = /^(?:payment[ ]+)?([^ ]+)$/i.exec(header.value);
+  if (!match) return { kind: 'malformed', reason: 'x-svc-payment-authorization must be "Payment <base64url credential>"' };
+  const bytes = decodeBase64Url(match[1]!);
+  if (!bytes) return { kind: 'malformed', reason: 'the credential is not base64url' };
+  const json = parseJsonBytes(bytes);
+  if (json === undefined) return { kind: 'malformed', reason: 'the credential does not carry UTF-8 JSON' };
+  const credential = parseCredential(json);
+  if (typeof credential === 'string') return { kind: 'malformed', reason: credential };
+  return { kind: 'credential', challengeId: credential.challenge['id'] as string, digest: sha256(header.value), data: credential };
 }

@@ -117,20 +117,7 @@ export class X402SandboxAdapter implements RailAdapter {
   }
 
   readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
-    const header = readOneHeader(headers, x402CredentialHeaderName);
-    if (header.kind !== 'value') return header;
-    const bytes = decodeStandardBase64(header.value);
-    if (!bytes) return { kind: 'malformed', reason: 'payment-signature is not standard base64' };
-    const json = parseJsonBytes(bytes);
-    if (json === undefined) return { kind: 'malformed', reason: 'payment-signature does not carry UTF-8 JSON' };
-    if (isPlainObject(json) && json['x402Version'] !== 2) {
-      return { kind: 'malformed', reason: 'payment-signature must be an x402 version 2 PaymentPayload' };
-    }
-    const parsed = parsePaymentPayload(json);
-    if (!parsed.success || parsed.data.x402Version !== 2) {
-      return { kind: 'malformed', reason: 'payment-signature is not a valid x402 v2 PaymentPayload' };
-    }
-    return { kind: 'credential', challengeId: x402ChallengeId(parsed.data.accepted), digest: sha256(header.value), data: parsed.data };
+    return readX402Credential(headers);
   }
 
   async authorize(
@@ -240,4 +227,23 @@ export class X402SandboxAdapter implements RailAdapter {
       funding: { ...this.#funding('authorization_failed', context), error_reason: errorReason },
     };
   }
+}
+
+/** The x402 credential a fund request presents in `payment-signature`, read without the intent (funding-service.ts
+ * reads it before the intent, to fetch the attempt it names in the same round trip). */
+export function readX402Credential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
+  const header = readOneHeader(headers, x402CredentialHeaderName);
+  if (header.kind !== 'value') return header;
+  const bytes = decodeStandardBase64(header.value);
+  if (!bytes) return { kind: 'malformed', reason: 'payment-signature is not standard base64' };
+  const json = parseJsonBytes(bytes);
+  if (json === undefined) return { kind: 'malformed', reason: 'payment-signature does not carry UTF-8 JSON' };
+  if (isPlainObject(json) && json['x402Version'] !== 2) {
+    return { kind: 'malformed', reason: 'payment-signature must be an x402 version 2 PaymentPayload' };
+  }
+  const parsed = parsePaymentPayload(json);
+  if (!parsed.success || parsed.data.x402Version !== 2) {
+    return { kind: 'malformed', reason: 'payment-signature is not a valid x402 v2 PaymentPayload' };
+  }
+  return { kind: 'credential', challengeId: x402ChallengeId(parsed.data.accepted), digest: sha256(header.value), data: parsed.data };
 }

@@ -6,7 +6,7 @@
 // request re-sent is a poll. A decline or a refused credential answers 402 with a fresh challenge and moves
 // nothing.
 import { randomUUID } from 'node:crypto';
-import { findAttemptByChallenge, queueAttemptUpdate, queueChallengeRecord, type FundingAttempt } from '../db/funding-attempt-repository.ts';
+import { findAttemptByChallengeStatement, queueAttemptUpdate, queueChallengeRecord, type FundingAttempt } from '../db/funding-attempt-repository.ts';
 import { findIntentStatement, fundedTransition, type Intent } from '../db/intent-repository.ts';
 import { findSettlementConfigStatement } from '../db/settlement-config-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
@@ -16,7 +16,18 @@ import { capabilityTokenLifetimeMaxSeconds } from '../limits.ts';
 import type { Queryable } from '../platform/database.ts';
 import type { GatewayKeyring } from '../platform/gateway-keys.ts';
 import type { EngineAnswer, ResponseHeaders } from '../platform/idempotency.ts';
-import { paymentProblem, railAdapterFor, type CredentialOutcome, type FundingContext, type PaymentProblem, type RailAdapter } from '../rails/index.ts';
+import {
+  credentialReaders,
+  paymentProblem,
+  railAdapterFor,
+  railNames,
+  type CredentialOutcome,
+  type FundingContext,
+  type PaymentProblem,
+  type PresentedCredential,
+  type RailAdapter,
+  type RailName,
+} from '../rails/index.ts';
 import { checkIntentState } from './evidence-service.ts';
 import { ledgerAccounts, queueLedgerTransaction } from './ledger-service.ts';
 
@@ -46,10 +57,16 @@ function fundBody(intent: Intent, funding: Record<string, unknown>, extra: Recor
 
 export async function fundIntent(tx: Queryable, request: FundRequest): Promise<EngineAnswer> {
   const { principal } = request;
-  // The intent, locked, and the tenant's rail configuration, in one round trip.
-  const [found, config] = await tx.batch([
-    findIntentStatement(principal.tenantId, request.intentId.toLowerCase(), { forUpdate: true }),
+  const intentId = request.intentId.toLowerCase();
+  // Which rail applies is known only from the intent, but each rail's credential can be read without it: the
+  // attempt a credential names then travels in the first round trip with the intent (locked first, as before)
+  // and the tenant's rail configuration. A request presents one rail's header; one presenting both costs a
+  // second look-up, never a different answer.
+  const presented = presentedCredentials(request.headers);
+  const [found, config, ...attempts] = await tx.batch([
+    findIntentStatement(principal.tenantId, intentId, { forUpdate: true }),
     findSettlementConfigStatement(principal.tenantId),
+    ...presented.map(({ rail, credential }) => findAttemptByChallengeStatement(principal.tenantId, intentId, rail, credential.challengeId)),
   ]);
   const intent = checkIntentState(found, ['open']);
   if (intent.deadline.getTime() <= Date.now()) throw new ServiceError('intent.deadline_passed');
@@ -64,12 +81,14 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
     config,
     nowMs: Date.now(),
   };
-  const credential = adapter.readCredential(request.headers);
+  // Read once above when well formed; an absent or malformed credential is read (cheaply) again to say which.
+  const presentedIndex = presented.findIndex(({ rail }) => rail === adapter.rail);
+  const credential = presentedIndex === -1 ? adapter.readCredential(request.headers) : presented[presentedIndex]!.credential;
   if (credential.kind === 'absent') return challenge(tx, adapter, context, intent, { status: 'created' });
   if (credential.kind === 'malformed') {
     return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, paymentProblem('malformed-credential', credential.reason));
   }
-  const attempt = await findAttemptByChallenge(tx, principal.tenantId, intent.intentId, adapter.rail, credential.challengeId);
+  const attempt = attempts[presentedIndex];
   let outcome: CredentialOutcome;
   let poll = false;
   if (attempt?.status === 'pending') {
@@ -85,6 +104,16 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
     outcome = await adapter.authorize(context, credential, live?.challenge);
   }
   return settleOutcome(tx, request, { adapter, context, intent, attempt, outcome, credentialDigest: credential.digest, poll });
+}
+
+/** The well-formed credentials the request presents, by rail (malformed ones are judged once the rail is known). */
+function presentedCredentials(headers: FundRequest['headers']): { rail: RailName; credential: Extract<PresentedCredential, { kind: 'credential' }> }[] {
+  const presented: { rail: RailName; credential: Extract<PresentedCredential, { kind: 'credential' }> }[] = [];
+  for (const rail of railNames) {
+    const credential = credentialReaders[rail](headers);
+    if (credential.kind === 'credential') presented.push({ rail, credential });
+  }
+  return presented;
 }
 
 async function settleOutcome(

@@ -181,6 +181,33 @@ describe('funding handshakes', () => {
     }
     await expectLedgerClean();
   });
+
+  // The credential is read, and the attempt it names fetched, before the intent is: the attempt must still be the
+  // intent's own, and only the intent's rail may judge the request.
+  it("judges a credential by the intent's rail only, against that intent's own challenge", async () => {
+    const [first, second] = [await createIntent(), await createIntent()];
+    const firstChallenge = await fund(first);
+    const secondChallenge = await fund(second);
+    const firstCredential = sandboxX402PaymentSignature(header(firstChallenge, 'payment-required'), { from: sandboxX402Payers.success });
+    // The first intent's credential presented for the second: no challenge of the second intent is named.
+    const crossed = await fund(second, { 'payment-signature': firstCredential });
+    expect(crossed.statusCode).toBe(402);
+    expect(crossed.json()).toMatchObject({ intent_id: second, funded: false });
+
+    // An MPP credential beside the x402 one: the x402 intent ignores it, and an MPP intent ignores the x402 one.
+    const mppIntent = await createIntent({ settlementRail: 'processor_mpp' });
+    const mppCredential = sandboxMppAuthorization(header(await fund(mppIntent), 'www-authenticate'), sandboxMppTokens.success);
+    const both = (x402: string) => ({ 'payment-signature': x402, 'x-svc-payment-authorization': mppCredential });
+    const paidX402 = await fund(second, both(sandboxX402PaymentSignature(header(secondChallenge, 'payment-required'), { from: sandboxX402Payers.success })));
+    expect(paidX402.statusCode, paidX402.body).toBe(200);
+    expect(paidX402.json()).toMatchObject({ intent_id: second, funded: true, funding: { settlement_rail: 'x402_usdc_base' } });
+    const paidMpp = await fund(mppIntent, both(firstCredential));
+    expect(paidMpp.statusCode, paidMpp.body).toBe(200);
+    expect(paidMpp.json()).toMatchObject({ intent_id: mppIntent, funded: true, funding: { settlement_rail: 'processor_mpp' } });
+    // The first intent's challenge is untouched and still pays for it.
+    expect((await fund(first, { 'payment-signature': firstCredential })).statusCode).toBe(200);
+    await expectLedgerClean();
+  });
 });
 
 describe('state machine', () => {
