@@ -106,9 +106,15 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
   return settleOutcome(tx, request, { adapter, context, intent, attempt, outcome, credentialDigest: credential.digest, poll });
 }
 
-/** The well-formed credentials the request presents, by rail (malformed ones are judged once the rail is known). */
-function presentedCredentials(headers: FundRequest['headers']): { rail: RailName; credential: Extract<PresentedCredential, { kind: 'credential' }> }[] {
-  const presented: { rail: RailName; credential: Extract<PresentedCredential, { kind: 'credential' }> }[] = [];
+/** A well-formed credential a fund request presents, and the rail whose header carried it. */
+interface RailCredential {
+  readonly rail: RailName;
+  readonly credential: Extract<PresentedCredential, { kind: 'credential' }>;
+}
+
+/** The well-formed credentials the request presents (malformed ones are judged once the rail is known). */
+function presentedCredentials(headers: FundRequest['headers']): RailCredential[] {
+  const presented: RailCredential[] = [];
   for (const rail of railNames) {
     const credential = credentialReaders[rail](headers);
     if (credential.kind === 'credential') presented.push({ rail, credential });
