@@ -39,6 +39,15 @@ export interface Intent {
 
 export type NewIntent = Omit<Intent, 'state' | 'principalKeyRegistered' | 'predicatePassed' | 'fundingReference' | 'createdAt' | 'fundedAt' | 'evidenceRecordedAt' | 'settledAt'>;
 
+/**
+ * An intent its transaction holds the row lock of (read FOR UPDATE, or inserted), with the transaction's timestamp:
+ * `now()`, the same for every statement of the transaction, and what its transitions record. Knowing it, a
+ * transition can be queued to travel with COMMIT and still answer the row exactly as it will be.
+ */
+export interface LockedIntent extends Intent {
+  readonly transactionTime: Date;
+}
+
 const columns = `tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
   principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
   deadline, predicate_dsl, predicate_ref, policy_template_id, policy_version_seq, policy_content_digest,
@@ -84,8 +93,9 @@ function toIntent(row: IntentRow): Intent {
 }
 
 /** Inserts an open intent; a unique violation on `intents_pkey` means the intent id is taken. The statement itself
- * decides `principal_key_registered`: whether the principal's key is registered (and not revoked) for its DID. */
-export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<Intent> {
+ * decides `principal_key_registered`: whether the principal's key is registered (and not revoked) for its DID. The
+ * new row stays locked by its insert, and its `created_at` is the transaction's `now()`. */
+export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<LockedIntent> {
   const { rows } = await tx.query<IntentRow>(
     `INSERT INTO intents (tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
        principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
@@ -104,20 +114,29 @@ export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<In
       intent.allowedTools, intent.completionPresetId,
     ],
   );
-  return toIntent(rows[0]!);
+  const inserted = toIntent(rows[0]!);
+  return { ...inserted, transactionTime: inserted.createdAt };
 }
 
-/** Reads an intent; `forUpdate` locks it until the transaction ends, so concurrent transitions queue. */
-export function findIntentStatement(tenantId: string, intentId: string, options: { forUpdate?: boolean } = {}): Statement<Intent | undefined> {
-  return {
-    text: `SELECT ${columns} FROM intents WHERE tenant_id = $1 AND intent_id = $2 ${options.forUpdate ? 'FOR UPDATE' : ''}`,
+export function findIntent(tx: Queryable, tenantId: string, intentId: string): Promise<Intent | undefined> {
+  return tx.run({
+    text: `SELECT ${columns} FROM intents WHERE tenant_id = $1 AND intent_id = $2`,
     values: [tenantId, intentId],
     read: ({ rows }) => rows[0] && toIntent(rows[0]),
+  });
+}
+
+/** Reads an intent and locks it until the transaction ends, so concurrent transitions queue. */
+export function lockIntentStatement(tenantId: string, intentId: string): Statement<LockedIntent | undefined> {
+  return {
+    text: `SELECT ${columns}, transaction_timestamp() AS transaction_time FROM intents WHERE tenant_id = $1 AND intent_id = $2 FOR UPDATE`,
+    values: [tenantId, intentId],
+    read: ({ rows }) => rows[0] && { ...toIntent(rows[0]), transactionTime: rows[0].transaction_time as Date },
   };
 }
 
-export function findIntent(tx: Queryable, tenantId: string, intentId: string, options: { forUpdate?: boolean } = {}): Promise<Intent | undefined> {
-  return tx.run(findIntentStatement(tenantId, intentId, options));
+export function lockIntent(tx: Queryable, tenantId: string, intentId: string): Promise<LockedIntent | undefined> {
+  return tx.run(lockIntentStatement(tenantId, intentId));
 }
 
 export async function listIntents(
@@ -135,43 +154,38 @@ export async function listIntents(
   return { intents: rows.slice(0, page.limit).map(toIntent), hasMore: rows.length > page.limit };
 }
 
-/** The transition of a locked `open` intent to `funded`. */
-export function fundedTransition(intent: Intent, fundingReference: string): Statement<Intent> {
-  return transition(intent, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
+// A transition is queued to travel with COMMIT rather than sent on its own: the caller holds the row lock and has
+// checked the state, so the outcome is known without asking, and the round trip is saved (docs/performance.md).
+// The guard stays in the statement, and expect_one_row (migrations/0012_queued_transitions.sql) fails the
+// commit should it ever miss.
+
+/** Queues the transition of a locked `open` intent to `funded`; answers the intent as it will be. */
+export function queueFundedTransition(tx: Queryable, intent: LockedIntent, fundingReference: string): LockedIntent {
+  queueTransition(tx, intent, 'open', `state = 'funded', funded_at = now(), funding_reference = $3`, [fundingReference]);
+  return { ...intent, state: 'funded', fundedAt: intent.transactionTime, fundingReference };
 }
 
-/** The transition of a locked `funded` intent to `evidence_recorded`. */
-export function evidenceRecordedTransition(intent: Intent, predicatePassed: boolean): Statement<Intent> {
-  return transition(intent, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
+/** Queues the transition of a locked `funded` intent to `evidence_recorded`; answers the intent as it will be. */
+export function queueEvidenceRecordedTransition(tx: Queryable, intent: LockedIntent, predicatePassed: boolean): LockedIntent {
+  queueTransition(tx, intent, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
+  return { ...intent, state: 'evidence_recorded', evidenceRecordedAt: intent.transactionTime, predicatePassed };
 }
 
-/** The transition of a locked `funded` or `evidence_recorded` intent to `released` or `refunded`. */
-export function settledTransition(intent: Intent, to: 'released' | 'refunded'): Statement<Intent> {
-  return transition(intent, intent.state, `state = $3, settled_at = now()`, [to]);
+/** Queues the transition of a locked `funded` or `evidence_recorded` intent to `released` or `refunded`; answers
+ * the intent as it will be. */
+export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: 'released' | 'refunded'): LockedIntent {
+  queueTransition(tx, intent, intent.state, `state = $3, settled_at = now()`, [to]);
+  return { ...intent, state: to, settledAt: intent.transactionTime };
 }
 
-/** What a transition changes; the rest of the row is as the caller read it under its lock. */
-const transitionColumns = 'state, predicate_passed, funding_reference, funded_at, evidence_recorded_at, settled_at';
-
-/** Moves an intent that the caller has locked and checked; a miss here is a programmer error, not a 409. */
-function transition(intent: Intent, from: IntentState, set: string, values: unknown[]): Statement<Intent> {
-  return {
-    text: `UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING ${transitionColumns}`,
+function queueTransition(tx: Queryable, intent: LockedIntent, from: IntentState, set: string, values: unknown[]): void {
+  // A caller passing an intent in another state is a programmer error, not a 409: the caller checks first.
+  if (intent.state !== from) throw new Error(`intent ${intent.intentId} is ${intent.state}, not ${from}, for its transition`);
+  tx.beforeCommit({
+    text: `WITH moved AS (UPDATE intents SET ${set} WHERE tenant_id = $1 AND intent_id = $2 AND state = '${from}' RETURNING 1)
+           SELECT expect_one_row((SELECT count(*) FROM moved), 'intent transition from ${from}')`,
     values: [intent.tenantId, intent.intentId, ...values],
-    read: ({ rows }) => {
-      const row = rows[0] as IntentRow | undefined;
-      if (!row) throw new Error(`intent ${intent.intentId} was not in state ${from} when its transition ran`);
-      return {
-        ...intent,
-        state: row.state as IntentState,
-        predicatePassed: row.predicate_passed as boolean | null,
-        fundingReference: row.funding_reference as string | null,
-        fundedAt: row.funded_at as Date | null,
-        evidenceRecordedAt: row.evidence_recorded_at as Date | null,
-        settledAt: row.settled_at as Date | null,
-      };
-    },
-  };
+  });
 }
 
 /** The intents an audit export carries: created in [createdFrom, createdBefore) and/or one intent, oldest first.

@@ -7,7 +7,7 @@
 // nothing is read from the database.
 import { randomUUID } from 'node:crypto';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
-import { findIntent, type Intent } from '../db/intent-repository.ts';
+import { lockIntent, type Intent } from '../db/intent-repository.ts';
 import {
   completeReservedDecision,
   findSpendDecision,
@@ -115,7 +115,7 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
   if (claims.tid !== tenantId) return answer('capability.wrong_tenant', 0n);
   if (tokenIntentId !== request.intentId.toLowerCase()) return answer('capability.intent_mismatch', 0n);
 
-  const intent = await findIntent(tx, tenantId, tokenIntentId, { forUpdate: true });
+  const intent = await lockIntent(tx, tenantId, tokenIntentId);
   // Only reachable with a token of this tenant whose intent is gone; say no more than for any other intent.
   if (!intent) return answer('capability.intent_mismatch', 0n);
   const totals = await sumSpend(tx, tenantId, intent.intentId);

@@ -2,7 +2,7 @@
 // with the key committed at creation, the payload's shape against the intent's evidence schema, then the release
 // rule evaluated and stored. The state moves to evidence_recorded whether the rule passed or not; confirm acts on it.
 import { queueEvidenceInsert } from '../db/evidence-repository.ts';
-import { evidenceRecordedTransition, findIntent, type Intent } from '../db/intent-repository.ts';
+import { lockIntent, queueEvidenceRecordedTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../platform/database.ts';
 import { compilePredicate, evaluate, type PredicateEvaluation } from '../predicate/index.ts';
@@ -30,12 +30,12 @@ export interface RecordedEvidence {
 }
 
 /** The intent, locked, or 404; 409 unless it is in `state`. */
-export async function lockIntentIn(tx: Queryable, tenantId: string, intentId: string, states: readonly Intent['state'][]): Promise<Intent> {
-  return checkIntentState(await findIntent(tx, tenantId, intentId.toLowerCase(), { forUpdate: true }), states);
+export async function lockIntentIn(tx: Queryable, tenantId: string, intentId: string, states: readonly Intent['state'][]): Promise<LockedIntent> {
+  return checkIntentState(await lockIntent(tx, tenantId, intentId.toLowerCase()), states);
 }
 
 /** `intent` when it exists and is in one of `states`: 404 when it does not exist, 409 when it is elsewhere. */
-export function checkIntentState(intent: Intent | undefined, states: readonly Intent['state'][]): Intent {
+export function checkIntentState<T extends Intent>(intent: T | undefined, states: readonly Intent['state'][]): T {
   if (!intent) throw new ServiceError('intent.not_found');
   if (!states.includes(intent.state)) {
     throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: states } });
@@ -79,6 +79,6 @@ export async function recordEvidence(tx: Queryable, tenantId: string, intentId: 
     predicatePassed: evaluation.passed,
     evaluation,
   });
-  const recorded = await tx.run(evidenceRecordedTransition(intent, evaluation.passed));
+  const recorded = queueEvidenceRecordedTransition(tx, intent, evaluation.passed);
   return { intent: recorded, evaluation, payloadDigestHex: bytesToHex(payloadDigest), artifactsDigestHex: bytesToHex(artifactsDigestBytes) };
 }

@@ -7,7 +7,7 @@
 // nothing.
 import { randomUUID } from 'node:crypto';
 import { findAttemptByChallengeStatement, queueAttemptUpdate, queueChallengeRecord, type FundingAttempt } from '../db/funding-attempt-repository.ts';
-import { findIntentStatement, fundedTransition, type Intent } from '../db/intent-repository.ts';
+import { lockIntentStatement, queueFundedTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { findSettlementConfigStatement } from '../db/settlement-config-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
@@ -64,7 +64,7 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
   // second look-up, never a different answer.
   const presented = presentedCredentials(request.headers);
   const [found, config, ...attempts] = await tx.batch([
-    findIntentStatement(principal.tenantId, intentId, { forUpdate: true }),
+    lockIntentStatement(principal.tenantId, intentId),
     findSettlementConfigStatement(principal.tenantId),
     ...presented.map(({ rail, credential }) => findAttemptByChallengeStatement(principal.tenantId, intentId, rail, credential.challengeId)),
   ]);
@@ -128,7 +128,7 @@ async function settleOutcome(
   step: {
     adapter: RailAdapter;
     context: FundingContext;
-    intent: Intent;
+    intent: LockedIntent;
     attempt: FundingAttempt | undefined;
     outcome: CredentialOutcome;
     credentialDigest: Buffer;
@@ -146,7 +146,7 @@ async function settleOutcome(
     return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
   }
   const capabilityToken = await issueCapabilityToken(request.keyring, intent);
-  const funded = await recordFunding(tx, intent, adapter.rail, outcome.reference);
+  const funded = recordFunding(tx, intent, adapter.rail, outcome.reference);
   // The answer carries a capability token: never cached. `private` is what MPP requires beside a Payment-Receipt.
   return {
     status: 200,
@@ -158,8 +158,8 @@ async function settleOutcome(
 /** The money arrived: the intent marked funded and the `fund` ledger transaction (escrow debited, the rail's funding
  * account credited, landing with the commit), in the caller's transaction. The rail handshake and the sandbox
  * simulator both end here. */
-export async function recordFunding(tx: Queryable, intent: Intent, rail: string, reference: string): Promise<Intent> {
-  const funded = await tx.run(fundedTransition(intent, reference));
+export function recordFunding(tx: Queryable, intent: LockedIntent, rail: string, reference: string): LockedIntent {
+  const funded = queueFundedTransition(tx, intent, reference);
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId: randomUUID(),
     intentId: intent.intentId,

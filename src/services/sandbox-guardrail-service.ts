@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../credentials/principal.ts';
 import { queueEvidenceInsert } from '../db/evidence-repository.ts';
-import { evidenceRecordedTransition, findIntent, insertIntent, type Intent } from '../db/intent-repository.ts';
+import { insertIntent, lockIntent, queueEvidenceRecordedTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../limits.ts';
 import type { Queryable } from '../platform/database.ts';
@@ -102,9 +102,9 @@ function resolveCompletion(body: BootstrapBody): Completion {
 }
 
 /** What a settled funding attempt does, without the 402 handshake (the simulator stands for the rail). */
-async function fundBySimulator(tx: Queryable, intent: Intent, rail: string): Promise<{ funded: Intent; reference: string }> {
+function fundBySimulator(tx: Queryable, intent: LockedIntent, rail: string): { funded: Intent; reference: string } {
   const reference = `sim_${randomUUID()}`;
-  return { funded: await recordFunding(tx, intent, rail, reference), reference };
+  return { funded: recordFunding(tx, intent, rail, reference), reference };
 }
 
 export async function bootstrapGuardrail(
@@ -148,7 +148,7 @@ export async function bootstrapGuardrail(
     allowedTools,
     completionPresetId: completion.presetId,
   });
-  const { funded, reference } = await fundBySimulator(tx, intent, adapter.rail);
+  const { funded, reference } = fundBySimulator(tx, intent, adapter.rail);
   const capabilityToken = await issueCapabilityToken(keyring, funded);
   return {
     tenant: tenantId,
@@ -175,8 +175,8 @@ export async function bootstrapGuardrail(
 }
 
 /** A sandbox guardrail intent of this tenant, locked; any other intent (signed, another tenant's, unknown) is 404. */
-async function lockGuardrailIntent(tx: Queryable, tenantId: string, intentId: string): Promise<Intent> {
-  const intent = await findIntent(tx, tenantId, intentId.toLowerCase(), { forUpdate: true });
+async function lockGuardrailIntent(tx: Queryable, tenantId: string, intentId: string): Promise<LockedIntent> {
+  const intent = await lockIntent(tx, tenantId, intentId.toLowerCase());
   if (!intent || intent.signingVersion !== 0) throw new ServiceError('intent.not_found');
   if (intent.state !== 'funded') throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: ['funded'] } });
   return intent;
@@ -221,8 +221,8 @@ export async function submitGuardrailEvidence(
     predicatePassed: evaluation.passed,
     evaluation,
   });
-  const recorded = await tx.run(evidenceRecordedTransition(intent, evaluation.passed));
-  const settlement = await settleIntent(tx, recorded, nowMs);
+  const recorded = queueEvidenceRecordedTransition(tx, intent, evaluation.passed);
+  const settlement = settleIntent(tx, recorded, nowMs);
   return {
     tenant: tenantId,
     tenant_id: tenantId,

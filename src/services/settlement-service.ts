@@ -2,7 +2,7 @@
 // payee, failed → refund to the principal — and a funded intent past its deadline without evidence is refunded.
 // The ledger transaction and the state change commit together.
 import { randomUUID } from 'node:crypto';
-import { settledTransition, type Intent } from '../db/intent-repository.ts';
+import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../platform/database.ts';
 import { lockIntentIn } from './evidence-service.ts';
@@ -32,11 +32,11 @@ export function settlementFor(intent: Intent, nowMs: number): { action: Settleme
 }
 
 /** Moves the escrow of a locked intent to the payee or back to the principal, and records the new state. */
-export async function settleIntent(tx: Queryable, intent: Intent, nowMs = Date.now()): Promise<Settlement> {
+export function settleIntent(tx: Queryable, intent: LockedIntent, nowMs = Date.now()): Settlement {
   const { action, reason } = settlementFor(intent, nowMs);
   const transactionId = randomUUID();
   const counterparty = action === 'release' ? ledgerAccounts.payeePayable(intent.payeeDid) : ledgerAccounts.payerRefund(intent.principalDid);
-  const settled = await tx.run(settledTransition(intent, action === 'release' ? 'released' : 'refunded'));
+  const settled = queueSettledTransition(tx, intent, action === 'release' ? 'released' : 'refunded');
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId,
     intentId: intent.intentId,

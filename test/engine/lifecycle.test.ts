@@ -3,6 +3,7 @@
 // polls, refused credentials; every 409 and 422 of the state machine; tenant isolation.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockIntent, queueFundedTransition } from '../../src/db/intent-repository.ts';
 import { Database } from '../../src/platform/database.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxMppTokens } from '../../src/rails/mpp.ts';
@@ -91,6 +92,11 @@ describe('lifecycles', () => {
     const settled = await confirm(intentId);
     expect(settled.statusCode, settled.body).toBe(200);
     expect(settled.json()).toMatchObject({ state: 'released', settlement: { action: 'release', reason: 'predicate_passed' } });
+    // The transitions travel with COMMIT, so the answer is the intent as predicted: it must be the intent as stored.
+    const { settlement: _settlement, ...answered } = settled.json() as Record<string, unknown>;
+    const stored = await app.inject({ url: `/harbor/intents/${intentId}`, headers: bearer(acme.adminKey) });
+    expect(answered).toEqual(stored.json());
+    expect(answered).toMatchObject({ funded_at: expect.any(String), evidence_recorded_at: expect.any(String), settled_at: expect.any(String) });
     const report = await expectLedgerClean();
     expect(report.balances[`payee:${payee.did}:payable`]).toBeGreaterThanOrEqual(500);
   });
@@ -226,6 +232,19 @@ describe('state machine', () => {
     expect((await confirm(open)).statusCode).toBe(200);
     expect((await confirm(open)).statusCode).toBe(409);
     expect((await fund(open)).statusCode).toBe(409);
+  });
+
+  it('fails the commit, and keeps nothing of the transaction, when a queued transition finds the intent moved', async () => {
+    const intentId = await createIntent();
+    const failed = db.tenant(acme.tenantId, async (tx) => {
+      const intent = (await lockIntent(tx, acme.tenantId, intentId))!;
+      // What no caller does: the row changes under the lock after its state was read and checked.
+      await tx.query(`UPDATE intents SET state = 'funded', funded_at = now() WHERE intent_id = $1`, [intentId]);
+      queueFundedTransition(tx, intent, 'ref-never-stored');
+    });
+    await expect(failed).rejects.toMatchObject({ code: '21000', message: expect.stringContaining('intent transition from open') });
+    const stored = await app.inject({ url: `/harbor/intents/${intentId}`, headers: bearer(acme.adminKey) });
+    expect(stored.json()).toMatchObject({ state: 'open', funded_at: null });
   });
 
   it('answers 422 for evidence of the wrong shape or from the wrong payee, 400 for a bad or replayed signature', async () => {

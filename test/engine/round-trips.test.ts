@@ -15,12 +15,12 @@ import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.
 const budget = {
   create: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + insert; COMMIT' },
   fundChallenge: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent + config; challenge insert + COMMIT' },
-  fundPaid: { roundTrips: 4, breakdown: 'rate limiter; BEGIN + intent + config + the attempt the credential names; funded transition; attempt update + ledger_post + COMMIT' },
-  evidence: { roundTrips: 4, breakdown: 'rate limiter; BEGIN + intent; transition; evidence insert + COMMIT' },
-  confirm: { roundTrips: 4, breakdown: 'rate limiter; BEGIN + intent; transition; ledger_post + COMMIT' },
+  fundPaid: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent + config + the attempt the credential names; attempt update + funded transition + ledger_post + COMMIT' },
+  evidence: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent; evidence insert + transition + COMMIT' },
+  confirm: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent; transition + ledger_post + COMMIT' },
 } as const;
 type Step = keyof typeof budget;
-const lifecycleRoundTrips = 18;
+const lifecycleRoundTrips = 15;
 
 interface Call {
   readonly text: string;
