@@ -1,7 +1,10 @@
 // Bench entry (DESIGN.md §7): engine mutations per second — create, fund, evidence, confirm, each one mutation —
 // of whole intent lifecycles against the real service (its own process, real Postgres), next to `pgbench`
 // tpcb-like transactions per second at the same client count on the same Postgres, in alternating rounds.
-// Then p99 latency at half the peak rate (an open-loop run at 50% of the measured median peak).
+// Then p99 latency at half the peak rate (an open-loop run at 50% of the measured median peak). Each row also
+// gives what one unit of work cost the whole machine in its rounds (busy CPU over all processes, the load generator
+// and pgbench's client included, per mutation and per pgbench transaction): throughput swings ±15% between rounds
+// on a shared machine, and the cost per unit says where the difference comes from (docs/performance.md).
 //
 // The fund mutation is two HTTP round trips (the 402 challenge, then the paid request) and counts once; its
 // latency runs from the first request's send to the second's answer. Latencies are per mutation.
@@ -99,6 +102,9 @@ interface AtClients {
   readonly clients: number;
   readonly rates: number[];
   readonly pgbenchTps: number[];
+  /** Busy CPU of the whole machine per unit of work in each round, in milliseconds. */
+  readonly msPerMutation: number[];
+  readonly msPerTransaction: number[];
   /** Mutation latencies of every round, pooled. */
   readonly latencies: number[];
 }
@@ -107,7 +113,7 @@ async function measureAtClients(service: ServiceProcess, pool: IntentPool, pgben
   const client = new EngineClient(service.baseUrl, clients);
   try {
     let expected = await warmUp(client, pool, clients);
-    const result: AtClients = { clients, rates: [], pgbenchTps: [], latencies: [] };
+    const result: AtClients = { clients, rates: [], pgbenchTps: [], msPerMutation: [], msPerTransaction: [], latencies: [] };
     for (let round = 0; round < rounds; round += 1) {
       let used: CpuBreakdown | undefined;
       const what = `round ${round + 1} at ${clients} clients`;
@@ -118,12 +124,16 @@ async function measureAtClients(service: ServiceProcess, pool: IntentPool, pgben
         return measured;
       });
       result.rates.push(sample.mutationsPerSecond);
+      result.msPerMutation.push((used!.machine / sample.mutationsPerSecond) * 1000);
       result.latencies.push(...allMutationLatencies(sample));
       expected = Math.max(expected, sample.mutationsPerSecond);
       log(`${clients} clients, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used!)}`);
+      const cpu = cpuWindow(service.pid);
       const baseline = await pgbench.run(clients, secondsPerRound);
+      const machine = cpu.end().machine;
       result.pgbenchTps.push(baseline.tps);
-      log(`${clients} clients, round ${round + 1}: pgbench ${Math.round(baseline.tps)} tps, latency average ${ms(baseline.latencyAverageMs)}`);
+      result.msPerTransaction.push((machine / baseline.tps) * 1000);
+      log(`${clients} clients, round ${round + 1}: pgbench ${Math.round(baseline.tps)} tps, latency average ${ms(baseline.latencyAverageMs)}; whole machine ${machine.toFixed(2)} cores`);
     }
     return result;
   } finally {
@@ -146,8 +156,12 @@ export async function run(): Promise<BenchRow[]> {
       const ratio = median(at.rates) / median(at.pgbenchTps);
       return {
         entry: `lifecycle mutations/s (create, fund, evidence, confirm), ${at.clients} clients${tenantCount > 1 ? `, ${tenantCount} tenants` : ''}, vs pgbench tpcb-like`,
-        figure: `${formatRate(median(at.rates), 'mutations/s', at.rates)}, p50 ${ms(percentile(at.latencies, 0.5))} p99 ${ms(percentile(at.latencies, 0.99))}`,
-        baseline: `pgbench tpcb-like, ${at.clients} clients: ${formatRate(median(at.pgbenchTps), 'tps', at.pgbenchTps)}`,
+        figure:
+          `${formatRate(median(at.rates), 'mutations/s', at.rates)}, p50 ${ms(percentile(at.latencies, 0.5))} p99 ${ms(percentile(at.latencies, 0.99))}; ` +
+          `machine CPU ${ms(median(at.msPerMutation))} per mutation`,
+        baseline:
+          `pgbench tpcb-like, ${at.clients} clients: ${formatRate(median(at.pgbenchTps), 'tps', at.pgbenchTps)}; ` +
+          `machine CPU ${ms(median(at.msPerTransaction))} per transaction`,
         ratio,
         target: '>= 0.50',
         met: ratio >= 0.5,
