@@ -1,10 +1,10 @@
-// Bench entry (DESIGN.md §7): engine mutations per second — create, fund, evidence, confirm, each one mutation —
-// of whole intent lifecycles against the real service (its own process, real Postgres), next to `pgbench`
-// tpcb-like transactions per second at the same client count on the same Postgres, in alternating rounds.
-// Then p99 latency at half the peak rate (an open-loop run at 50% of the measured median peak). Each row also
-// gives what one unit of work cost the whole machine in its rounds (busy CPU over all processes, the load generator
-// and pgbench's client included, per mutation and per pgbench transaction): throughput swings ±15% between rounds
-// on a shared machine, and the cost per unit says where the difference comes from (docs/performance.md).
+// Bench entry (docs/performance.md#engine-lifecycle-throughput-vs-pgbench): engine mutations per second — create, fund,
+// evidence, confirm, each one mutation — of whole intent lifecycles against the real service (its own process, real
+// Postgres), next to `pgbench` tpcb-like transactions per second at the same client count on the same Postgres, in
+// alternating rounds. Then p99 latency at half the peak rate (an open-loop run at 50% of the measured median peak).
+// Each row also gives what one unit of work cost the whole machine in its rounds (busy CPU over all processes, the load
+// generator and pgbench's client included, per mutation and per pgbench transaction): throughput swings ±15% between
+// rounds on a shared machine, and the cost per unit says where the difference comes from (docs/performance.md).
 //
 // The fund mutation is two HTTP round trips (the 402 challenge, then the paid request) and counts once; its
 // latency runs from the first request's send to the second's answer. Latencies are per mutation.

@@ -19,7 +19,8 @@ const rounds = 5;
 const roundMs = 250;
 
 const principal = ed25519SignerFromSeed(new Uint8Array(32).fill(0x31));
-// A create body as the client sends it (client-wire.md §1.2), with a realistic schema and predicate.
+// A create body as the client sends it (docs/engine.md#creating-an-intent--post-harborintents), with a realistic schema
+// and predicate.
 const createBody = {
   intent_id: '7f2a9b1e-2f66-4f4f-9c6e-8f4b8e85c401',
   principal_did: 'did:principal:acme',
@@ -151,7 +152,7 @@ export async function run(): Promise<BenchRow[]> {
   return [
     buildOnly(),
     compare('intent create: v6 signing bytes (4 BLAKE3 digests + bincode) + Ed25519 verify', verifyCreateWithNode, verifyCreateWithNoble),
-    compare('Ed25519 verify only (DESIGN.md §5 measured ~14x)', verifyOnlyWithNode, verifyOnlyWithNoble),
+    compare('Ed25519 verify only (design estimate ~14x)', verifyOnlyWithNode, verifyOnlyWithNoble),
   ];
 }
 

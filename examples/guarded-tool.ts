@@ -16,6 +16,13 @@ const step = (title: string, ...details: string[]) => {
   for (const detail of details) console.log(`   ${detail}`);
 };
 
+/** An amount in minor units with its unit, e.g. "250 cents (2.50 usd)": the API counts cents, people read dollars. */
+function amountText(cents: number, currency: string): string {
+  // The currency's own number of decimals (2 for usd, 0 for jpy), from the runtime's ISO 4217 table.
+  const decimals = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  return `${cents} cents (${(cents / 10 ** decimals).toFixed(decimals)} ${currency})`;
+}
+
 /** The paid tool: a search API that charges per call. Here it answers locally; a real one would call a vendor. */
 async function paidSearch(query: string): Promise<{ results: string[]; costCents: number; vendorRef: string }> {
   return { results: [`${query}: result 1`, `${query}: result 2`], costCents: 120, vendorRef: `srch_${Date.now()}` };
@@ -41,7 +48,7 @@ async function main(): Promise<void> {
     // Release only if the search completed and cost no more than the escrowed amount.
     predicate: { version: 1, root: { op: 'and', clauses: [{ op: 'completion', path: ['status'], value: 'completed' }, { op: 'budget_cap', path: ['cost_cents'] }] } },
   });
-  step('Intent created and signed by the principal (signing v6)', `intent ${intent.intent_id}: ${intent.amount_cents} ${intent.currency} on ${intent.settlement_rail}, state ${intent.state}`);
+  step('Intent created and signed by the principal (signing v6)', `intent ${intent.intent_id}: ${amountText(intent.amount_cents, intent.currency)} on ${intent.settlement_rail}, state ${intent.state}`);
 
   const funded = await client.intents.fund(intent.intent_id, {
     credential: (challenge: FundChallenge) => {
@@ -55,11 +62,11 @@ async function main(): Promise<void> {
   const search = await client.capabilities.guard(
     { intentId: intent.intent_id, token: funded.capabilityToken, operation: 'search.web', requestedSpendCents: 120 },
     async (decision) => {
-      step('Capability verified before the tool runs', `allow ${decision.allow}, decision ${decision.decision_id}, ${decision.remaining_cents} cents left`);
+      step('Capability verified before the tool runs', `allow ${decision.allow}, decision ${decision.decision_id}, ${amountText(decision.remaining_cents ?? 0, intent.currency)} left`);
       return paidSearch('escrow for agents');
     },
   );
-  step('Paid tool ran; its spend decision was completed as consumed', `${search.results.length} results, cost ${search.costCents} cents, vendor ref ${search.vendorRef}`);
+  step('Paid tool ran; its spend decision was completed as consumed', `${search.results.length} results, cost ${amountText(search.costCents, intent.currency)}, vendor ref ${search.vendorRef}`);
 
   const evidence = await client.intents.submitEvidence(intent.intent_id, {
     payee,
@@ -75,7 +82,7 @@ async function main(): Promise<void> {
     'Ledger verified on the client',
     `${ledger.rows} rows, ${ledger.transactions} transactions, tip ${ledger.tipSeq} ${ledger.tipRowHashHex}`,
     `checkpoint at ${ledger.checkpoint.ledgerSeq} signed by ${ledger.checkpoint.kid}: signature ${ledger.checkpoint.signatureValid ? 'valid' : 'INVALID'}, chain ${ledger.checkpoint.chainMatches ? 'matches' : 'DOES NOT MATCH'}`,
-    `payee payable ${ledger.balances[`payee:${payee.did}:payable`] ?? 0} cents`,
+    `payee payable ${amountText(Number(ledger.balances[`payee:${payee.did}:payable`] ?? 0), intent.currency)}`,
   );
   if (!ledger.ok) throw new Error(`ledger problems: ${ledger.problems.join('; ')}`);
   console.log('ledger verified');

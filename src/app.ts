@@ -6,6 +6,7 @@ import { rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './co
 import { httpErrors } from './errors/http-errors.ts';
 import { access } from './platform/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './platform/database-plugin.ts';
+import { inputBoundary } from './platform/input-boundary.ts';
 import { jsonBody } from './platform/json-body.ts';
 import { mailPlugin, type MailOptions } from './platform/mail.ts';
 import { maintenance } from './platform/maintenance-plugin.ts';
@@ -13,6 +14,8 @@ import { rateLimit, type RateLimitSettings } from './platform/rate-limit.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
+import { mcp } from './surfaces/mcp/index.ts';
+import { routeContracts } from './surfaces/mcp/route-contracts.ts';
 import { standing } from './surfaces/standing/index.ts';
 
 export interface AppOptions extends DatabasePluginOptions {
@@ -30,6 +33,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
     reply.header('x-request-id', request.id);
   });
   await instance.register(httpErrors);
+  await instance.register(inputBoundary);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
   await instance.register(mailPlugin, options.mail ?? {});
@@ -37,10 +41,13 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(rateLimit, options.rateLimit ?? { perCredential: rateLimitPerMinuteDefault, perAddress: rateLimitPublicPerMinuteDefault });
   await instance.register(maintenance, { enabled: options.maintenance ?? true });
 
+  // Before the surfaces, so that it sees every route they add (the MCP tools read their routes' contracts).
+  await instance.register(routeContracts);
   await instance.register(healthRoutes);
   await instance.register(gateway);
   await instance.register(harbor, { prefix: '/harbor' });
   await instance.register(standing);
+  await instance.register(mcp);
 }
 
 /** Not encapsulated, so the instance that registers it (server or test) sees its decorations. */

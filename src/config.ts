@@ -12,7 +12,7 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly logLevel: LogLevel;
-  /** The gateway signing key set as JSON (see docs/signing-keys.md); wins over the key file. */
+  /** The gateway signing key set as JSON (see docs/operations.md, "Gateway signing keys"); wins over the key file. */
   readonly signingKeysJson: string | undefined;
   /** A file holding the gateway signing key set; default `<dataDir>/signing-keys.json`, created on first start. */
   readonly signingKeyFile: string | undefined;

@@ -10,7 +10,7 @@ export const predicateFuelMax = 256;
 export const predicatePathSegmentsMax = 16;
 /** Clauses in one `and` / `or` (spec). */
 export const predicateClausesMax = 32;
-/** Byte size of the canonical (sorted-key, compact) JSON of a predicate document (DESIGN.md §4). */
+/** Byte size of the canonical (sorted-key, compact) JSON of a predicate document (docs/predicates.md#limits). */
 export const predicateDocumentBytesMax = 16 * 1024;
 /** Length of one path segment or `field` name; keys longer than this cannot be addressed. */
 export const predicateKeyLengthMax = 256;
@@ -26,12 +26,24 @@ export const idempotencyKeyLengthMax = 256;
 /** Default and largest page of any list route. */
 export const pageSizeDefault = 50;
 export const pageSizeMax = 200;
+/** Longest request target (path and query) accepted; longer is 414. No route needs more than a few hundred
+ * characters, and Node refuses request lines past its 16 KiB header limit anyway (431). */
+export const requestUrlLengthMax = 4096;
+/** Longest single path parameter (an id); the router answers 414 past it. Every id is under 40 characters. */
+export const routeParameterLengthMax = 200;
+/** Deepest nesting of arrays and objects in a request body. Values inside a body (evidence, schemas, predicates)
+ * keep their own check against `jsonNestingDepthMax` and their own error code a few levels down; this bound only
+ * stops a pathological body (JSON.parse takes a million levels) before any recursive code sees it. */
+export const requestJsonNestingDepthMax = 128;
+/** Characters of the JSON pointer a refused input echoes in `details.path`; a longer one (under a key of 100 KB)
+ * is cut and ends with "…", so an answer stays small whatever the body held. */
+export const inputPointerLengthMax = 1024;
 /** Server-side bounds on how long a request may wait for its headers, its body and its answer. */
 export const requestTimeoutMs = 30_000;
 /** How long shutdown waits for in-flight requests before exiting anyway. */
 export const shutdownGraceMs = 10_000;
 
-// ---- Tenants and credentials (DESIGN.md §2) ----
+// ---- Tenants and credentials (docs/architecture.md#credentials) ----
 /** Tenant realm slug length; the pattern is `tenantIdPattern`. */
 export const tenantIdLengthMax = 64;
 export const tenantIdPattern = /^[a-z0-9][a-z0-9._-]*$/;
@@ -49,6 +61,8 @@ export const apiKeyCacheTtlMs = 5_000;
 export const apiKeyCacheEntriesMax = 10_000;
 
 // ---- Database ----
+/** Largest policy version number: the column is a Postgres integer, so a larger number can name no version. */
+export const policyVersionSeqMax = 2_147_483_647;
 /** Connections in one process's pool. */
 export const databasePoolSizeMax = 20;
 /** A statement running longer than this is cancelled by Postgres. */
@@ -56,6 +70,9 @@ export const databaseStatementTimeoutMs = 15_000;
 /** Distinct statement texts one process prepares by name (each connection keeps its own plan of each); texts
  * seen after these run unnamed. */
 export const databasePreparedStatementsMax = 256;
+/** How long start-up (and the CLI) waits for the first connection to DATABASE_URL before saying it is unreachable:
+ * a host that drops packets would otherwise hang the start with no message at all. */
+export const databaseConnectTimeoutMs = 10_000;
 
 // Relationships between limits, asserted once at load: a violated one is a programmer error.
 function assertLimit(condition: boolean, message: string): void {
@@ -79,15 +96,18 @@ export const rfc3339TextLengthMax = 64;
 export const ed25519PublicKeyCacheEntriesMax = 1024;
 /** The `x-svc-agent-recognition-proof` header, as sent (base64url). A real proof is about 1.2 KB. */
 export const recognitionProofHeaderBytesMax = 8 * 1024;
-/** Longest `expires_at - issued_at` of a recognition proof (client-wire.md §8.1: at most 10 minutes). */
+/** Longest `expires_at - issued_at` of a recognition proof (docs/signing.md#recognition-proofs: at most 10 minutes). */
 export const recognitionProofWindowMsMax = 10 * 60_000;
 /** How far in the future `issued_at` may lie: clocks of clients and replicas drift; a proof from later is refused. */
 export const recognitionClockSkewMs = 30_000;
-/** Characters of a recognition-proof nonce (client-wire.md §8.1). */
+/** Characters of a recognition-proof nonce (docs/signing.md#recognition-proofs). */
 export const recognitionNonceLengthMax = 256;
+/** Characters of a registered key's subject (a DID or an agent key id); the same bound is a CHECK in
+ * migrations/0002_key_registry.sql. */
+export const registeredKeySubjectLengthMax = 256;
 
 // ---- Transaction engine ----
-/** How long a stored idempotent answer is kept at least (spec: keys kept 24 h at least; DESIGN.md §3). */
+/** How long a stored idempotent answer is kept at least (spec: keys kept 24 h at least; docs/engine.md#idempotency). */
 export const idempotencyRecordRetentionMs = 48 * 60 * 60_000;
 /** Tools an intent may allow, and the length of each name. */
 export const allowedToolsMax = 64;
@@ -112,9 +132,10 @@ export const settlementRailsMax = 8;
 export const mppProfileIdLengthMax = 128;
 export const processorDestinationLengthMax = 255;
 assertLimit(paymentCredentialHeaderBytesMax < requestBodyBytesMax, 'a credential header must be smaller than a body');
+assertLimit(requestJsonNestingDepthMax > jsonNestingDepthMax + 8, 'a value at its own nesting limit must fit inside a body');
 
 // ---- Ledger ----
-/** Page of `GET /harbor/ledger/v1/events` (client-wire.md §12.4: limit 1..256, default 64). */
+/** Page of `GET /harbor/ledger/v1/events` (docs/ledger.md#routes: limit 1..256, default 64). */
 export const ledgerEventsPageDefault = 64;
 export const ledgerEventsPageMax = 256;
 /** Rows (and intents) `svc ledger verify` reads per query, so its memory does not grow with the ledger's length. */
@@ -174,9 +195,10 @@ assertLimit(sandboxMetadataBytesMax < requestBodyBytesMax, 'sandbox metadata mus
 assertLimit(sandboxIntentLifetimeMs / 1000 <= capabilityTokenLifetimeMaxSeconds, 'a sandbox token must live as long as its intent');
 
 // ---- Sign-in ----
-/** Digits of a one-time sign-in code (DESIGN.md §2). With signInAttemptsMax guesses, a blind guess wins 5 in a million. */
+/** Digits of a one-time sign-in code (docs/sign-in.md#codes). With signInAttemptsMax guesses, a blind guess wins 5
+ * in a million. */
 export const signInCodeDigits = 6;
-/** How long a sign-in code can be used after login/start (DESIGN.md §2: 10 minutes). */
+/** How long a sign-in code can be used after login/start (docs/sign-in.md#codes: 10 minutes). */
 export const signInChallengeLifetimeMs = 10 * 60_000;
 /** Wrong codes a challenge takes before it locks; the next attempt fails even with the right code. */
 export const signInAttemptsMax = 5;
@@ -184,7 +206,7 @@ export const signInAttemptsMax = 5;
 export const emailLengthMax = 254;
 /** Tenants listed in a 409 `auth.tenant_required`; a person in more tenants than this names one explicitly. */
 export const signInTenantChoicesMax = 100;
-/** Life of a session JWT (DESIGN.md §2: 15 minutes); a token claiming a longer life is refused. */
+/** Life of a session JWT (docs/sign-in.md#session-tokens: 15 minutes); a token claiming a longer life is refused. */
 export const sessionTokenLifetimeSeconds = 15 * 60;
 /** Characters of a bearer that is not an API key: our session tokens are ~0.5 KB; anything far longer is refused unread. */
 export const sessionTokenLengthMax = 4096;
@@ -224,7 +246,7 @@ assertLimit(ssoProviderTimeoutSeconds * 1000 < ssoStateLifetimeMs, 'a callback m
 assertLimit(ssoAllowedEmailDomainsMax * (ssoEmailDomainLengthMax + 4) < requestBodyBytesMax, 'a full domain list must fit in a request body');
 
 // ---- Audit exports ----
-/** How long an export's bundle is kept when the request names no retention_hours (client-wire.md §9). */
+/** How long an export's bundle is kept when the request names no retention_hours (docs/audit-exports.md#routes). */
 export const auditExportRetentionHoursDefault = 168;
 /** The longest retention a request may ask for (the SQL CHECK of `audit_exports` repeats it). */
 export const auditExportRetentionHoursMax = 720;
@@ -239,3 +261,10 @@ export const auditExportLedgerRowsMax = 200_000;
 export const auditExportDownloadTokenLengthMax = 4096;
 assertLimit(auditExportRetentionHoursDefault <= auditExportRetentionHoursMax, 'the default retention must be allowed');
 assertLimit(auditExportDownloadTokenLifetimeSeconds * 1000 < auditExportRetentionHoursDefault * 3_600_000, 'a token must not outlive a default export');
+
+// ---- MCP endpoint ----
+/** JSON-RPC messages one `POST /mcp` may batch. Hosts send one at a time; each tool call in a batch is a route call,
+ * so the cap bounds the work one request can start (and the rate limit still counts each route call). */
+export const mcpBatchMessagesMax = 16;
+/** Characters of a JSON-RPC method name or string request id; MCP's longest method is about 40. */
+export const mcpMethodLengthMax = 128;

@@ -1,8 +1,10 @@
-// How the Fastify instance is built: logger, request ids, body limit, timeouts, validation. Shared by server.ts
-// and the tests, so tests run the same configuration as production.
+// How the Fastify instance is built: logger, request ids, body and URL limits, timeouts, validation, and the
+// handlers that put Fastify's own early errors in our envelope. Shared by server.ts and the tests, so tests run the
+// same configuration as production.
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type pino from 'pino';
-import { requestBodyBytesMax, requestTimeoutMs } from './limits.ts';
+import { handleConnectionError, handleFrameworkError } from './errors/http-errors.ts';
+import { requestBodyBytesMax, requestTimeoutMs, routeParameterLengthMax } from './limits.ts';
 import { requestIdFor } from './platform/request-id.ts';
 import { validatorCompiler } from './platform/validation.ts';
 
@@ -14,11 +16,12 @@ export function createFastify(logger: pino.Logger): FastifyInstance {
     bodyLimit: requestBodyBytesMax,
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs,
-    // Rejects bodies that try to set __proto__ or constructor.prototype (default is 'error' for both).
-    onProtoPoisoning: 'error',
-    onConstructorPoisoning: 'error',
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    return503OnClosing: true,
+    // Prototype keys in bodies are refused by our own parser (platform/json-body.ts), with a code that says so.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: routeParameterLengthMax },
+    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleConnectionError,
+    // Requests that arrive while closing get a 503 in our envelope from platform/input-boundary.ts instead.
+    return503OnClosing: false,
   }) as unknown as FastifyInstance;
   instance.setValidatorCompiler(validatorCompiler);
   return instance;

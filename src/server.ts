@@ -3,21 +3,45 @@
 import closeWithGrace from 'close-with-grace';
 import type pg from 'pg';
 import { app } from './app.ts';
-import { loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { shutdownGraceMs } from './limits.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './platform/embedded-postgres.ts';
-import { loadGatewayKeys } from './platform/gateway-keys.ts';
+import { assertDatabaseReachable } from './platform/database-reachability.ts';
+import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedPostgres } from './platform/embedded-postgres.ts';
+import { GatewayKeyError, loadGatewayKeys } from './platform/gateway-keys.ts';
 import { createLogger } from './platform/logging.ts';
 import { migrate } from './platform/migrate.ts';
 import { RedisRateLimitStore } from './platform/rate-limit-redis.ts';
 import { createFastify } from './server-options.ts';
 
+// Until the server listens, a failure ends the start. A wrong setting is the operator's to fix: one line on
+// stderr naming it, exit 1, no stack trace. Anything else is a bug and keeps its stack. Once listening, this
+// handler is removed and close-with-grace handles what is left.
+const refuseStart = (error: unknown) => {
+  const refusal = refusalOf(error);
+  process.stderr.write(refusal === undefined ? `${(error as Error | undefined)?.stack ?? String(error)}\n` : `svc: cannot start: ${refusal}\n`);
+  process.exit(1);
+};
+process.on('uncaughtException', refuseStart);
+
+function refusalOf(error: unknown): string | undefined {
+  if (error instanceof ConfigError || error instanceof GatewayKeyError || error instanceof EmbeddedDatabaseError) return error.message;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') return `HOST ${config.host} PORT ${config.port}: the address is already in use`;
+  if (code === 'EADDRNOTAVAIL') return `HOST ${config.host}: not an address of this machine`;
+  if (code === 'EACCES' && (error as { syscall?: string }).syscall === 'listen') return `PORT ${config.port}: not allowed to listen there`;
+  return undefined;
+}
+
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
+
+// The keys are checked before the database is touched, so a bad key set never leaves a migrated database behind.
+const keys = loadGatewayKeys(config);
 
 let embedded: EmbeddedPostgres | undefined;
 let connection: pg.PoolConfig;
 if (config.databaseUrl) {
+  await assertDatabaseReachable(config.databaseUrl);
   connection = { connectionString: config.databaseUrl };
 } else {
   embedded = await startEmbeddedPostgres(config.dataDir);
@@ -28,7 +52,6 @@ if (config.databaseUrl) {
 const applied = await migrate(connection);
 if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
 
-const keys = loadGatewayKeys(config);
 if (keys.created) {
   logger.warn(
     { key_file: keys.origin, kid: keys.keyring.active.kid },
@@ -60,4 +83,12 @@ closeWithGrace({ delay: shutdownGraceMs }, async ({ signal, err }) => {
   await embedded?.close();
 });
 
-await server.listen({ host: config.host, port: config.port });
+try {
+  await server.listen({ host: config.host, port: config.port });
+} catch (error) {
+  // Close the embedded database cleanly before the refusal exits the process.
+  await server.close();
+  await embedded?.close();
+  throw error;
+}
+process.off('uncaughtException', refuseStart);

@@ -2,6 +2,7 @@
 // server's socket when a server has it open, or opened by the CLI itself when none does.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
+import { assertDatabaseReachable } from '../platform/database-reachability.ts';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
 
 export interface CliConnection {
@@ -10,7 +11,11 @@ export interface CliConnection {
 }
 
 export async function openCliConnection(config: Config): Promise<CliConnection> {
-  if (config.databaseUrl) return { connection: { connectionString: config.databaseUrl }, close: async () => {} };
+  if (config.databaseUrl) {
+    // One line naming DATABASE_URL when it does not answer, rather than the driver's error.
+    await assertDatabaseReachable(config.databaseUrl);
+    return { connection: { connectionString: config.databaseUrl }, close: async () => {} };
+  }
   const running = findRunningEmbeddedPostgres(config.dataDir);
   if (running) return { connection: running, close: async () => {} };
   const embedded = await startEmbeddedPostgres(config.dataDir);

@@ -18,6 +18,7 @@ import { ServiceError } from '../errors/service-error.ts';
 import type { Database } from '../platform/database.ts';
 import type { GatewayKeyring } from '../platform/gateway-keys.ts';
 import { looksLikeApiKey, parseApiKey, secretMatches } from './api-key.ts';
+import { readAuthorizationHeader } from './authorization-header.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from './gateway-jwt.ts';
 import type { Principal } from './principal.ts';
@@ -26,7 +27,8 @@ import { readSessionClaims, type SessionClaims } from './session-token.ts';
 /** The NOTIFY channel on which a revoked key id is announced. */
 export const credentialRevocationChannel = 'svc_credential_revoked';
 
-/** What a download JWT grants: one audit export job of one tenant (DESIGN.md §2). Never a Principal. */
+/** What a download JWT grants: one audit export job of one tenant (docs/audit-exports.md#download-tokens). Never a
+ * Principal. */
 export interface AuditExportDownloadGrant {
   readonly tenantId: string;
   readonly jobId: string;
@@ -80,14 +82,14 @@ export class Authenticator {
 
   /** Anything shaped like an API key is tried only as one; every other bearer only as a session JWT. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
-    const token = bearerToken(authorization);
+    const token = bearerToken(authorization, { paymentAllowed: true });
     return looksLikeApiKey(token) ? this.#apiKey(token) : this.#session(token);
   }
 
   /** A download JWT (aud svc-audit-export-download), for download routes only: `authenticate` never accepts one
    * (its session path verifies aud svc-session), and this never accepts an API key or a session token. */
   async authenticateAuditExportDownload(authorization: string | undefined): Promise<AuditExportDownloadGrant> {
-    const token = bearerToken(authorization);
+    const token = bearerToken(authorization, { paymentAllowed: false });
     if (looksLikeApiKey(token) || token.length > auditExportDownloadTokenLengthMax) throw new ServiceError('auth.credential_invalid');
     let payload: Awaited<ReturnType<typeof verifyGatewayJwt>>;
     try {
@@ -177,9 +179,13 @@ export class Authenticator {
   }
 }
 
-function bearerToken(authorization: string | undefined): string {
+/** The bearer token of an Authorization header. A payment credential beside it (`Bearer …, Payment …`) is the fund
+ * route's business (the MPP rail reads it) and is allowed where `paymentAllowed`; it never authenticates anyone. */
+function bearerToken(authorization: string | undefined, options: { paymentAllowed: boolean }): string {
   if (authorization === undefined || authorization.trim() === '') throw new ServiceError('auth.credential_missing');
-  const match = /^Bearer +(\S+) *$/i.exec(authorization);
-  if (!match) throw new ServiceError('auth.credential_invalid');
-  return match[1]!;
+  const credentials = readAuthorizationHeader(authorization);
+  if (credentials?.bearer === undefined || (credentials.payment !== undefined && !options.paymentAllowed)) {
+    throw new ServiceError('auth.credential_invalid');
+  }
+  return credentials.bearer;
 }

@@ -1,5 +1,5 @@
 // A small least-recently-used map whose entries also expire: process memory as an optimization only, never as
-// the source of truth (DESIGN.md §1).
+// the source of truth (docs/architecture.md#architecture).
 
 export class BoundedCache<Key, Value> {
   readonly #entries = new Map<Key, { value: Value; expiresAtMs: number }>();

@@ -6,7 +6,7 @@ import type { GatewayKeyring } from '../platform/gateway-keys.ts';
 
 export const jwtIssuer = 'svc-gateway';
 
-/** The audiences of the spec and DESIGN.md §2; each is rejected where another is expected. */
+/** The audiences of our JWTs (docs/decisions.md#gateway-signing-keys); each is rejected where another is expected. */
 export const jwtAudiences = {
   session: 'svc-session',
   auditExportDownload: 'svc-audit-export-download',

@@ -1,4 +1,4 @@
-// The roles a credential can hold (DESIGN.md §2). The spec names none, so these are ours.
+// The roles a credential can hold (docs/roles.md). The spec names none, so these are ours.
 export const roles = ['admin', 'operator', 'agent', 'auditor'] as const;
 export type Role = (typeof roles)[number];
 

@@ -1,6 +1,6 @@
-// Session JWTs (DESIGN.md §2): issued by challenges/verify, presented as `Authorization: Bearer` on every protected
-// route. Signing and the strict checks (EdDSA only, kid, iss, aud, exp, nbf, skew) are gateway-jwt.ts; this file
-// fixes the session's claims and reads them back, refusing any token whose claims are not exactly ours.
+// Session JWTs (docs/sign-in.md#session-tokens): issued by challenges/verify, presented as `Authorization: Bearer` on
+// every protected route. Signing and the strict checks (EdDSA only, kid, iss, aud, exp, nbf, skew) are gateway-jwt.ts;
+// this file fixes the session's claims and reads them back, refusing any token whose claims are not exactly ours.
 import type { JWTPayload } from 'jose';
 import { sessionTokenLifetimeSeconds, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
 import type { GatewayKeyring } from '../platform/gateway-keys.ts';

@@ -1,4 +1,4 @@
-// Intents: insert, read (locked for a state change), list, and the state transitions of DESIGN.md §3.
+// Intents: insert, read (locked for a state change), list, and the state transitions of docs/engine.md#states.
 import type { Queryable, Statement } from '../platform/database.ts';
 
 export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
@@ -139,17 +139,19 @@ export function lockIntent(tx: Queryable, tenantId: string, intentId: string): P
   return tx.run(lockIntentStatement(tenantId, intentId));
 }
 
+/** A page of a tenant's intents, newest first, optionally of one state and/or one payee. A cursor (`startingAfter`)
+ * that names no intent of the tenant gives an empty page; the caller tells that apart from the end of the list. */
 export async function listIntents(
   tx: Queryable,
   tenantId: string,
-  page: { limit: number; state?: IntentState | undefined; startingAfter?: string | undefined },
+  page: { limit: number; state?: IntentState | undefined; payeeDid?: string | undefined; startingAfter?: string | undefined },
 ): Promise<{ intents: Intent[]; hasMore: boolean }> {
   const { rows } = await tx.query<IntentRow>(
     `SELECT ${columns} FROM intents
-     WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2)
+     WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2) AND ($5::text IS NULL OR payee_did = $5)
        AND ($3::uuid IS NULL OR (created_at, intent_id) < (SELECT created_at, intent_id FROM intents WHERE tenant_id = $1 AND intent_id = $3))
      ORDER BY created_at DESC, intent_id DESC LIMIT $4`,
-    [tenantId, page.state ?? null, page.startingAfter ?? null, page.limit + 1],
+    [tenantId, page.state ?? null, page.startingAfter ?? null, page.limit + 1, page.payeeDid ?? null],
   );
   return { intents: rows.slice(0, page.limit).map(toIntent), hasMore: rows.length > page.limit };
 }

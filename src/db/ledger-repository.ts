@@ -1,13 +1,15 @@
 // The ledger's SQL: posting (ledger_post locks the per-tenant head that allocates ledger_seq), the head, pages of rows, and
-// the few intent columns the verifier cross-checks. Bigint columns arrive from pg as text and leave as numbers.
+// the few intent columns the verifier cross-checks. Bigint columns arrive from pg as text and leave as checked numbers
+// (safeIntegerOf), except amounts, which leave as bigint: the verifier must see what is stored, not a rounding.
 import type { Queryable } from '../platform/database.ts';
+import { safeIntegerOf } from './safe-integer.ts';
 
 export interface LedgerHead {
   readonly lastLedgerSeq: number;
   readonly lastRowHash: Buffer;
 }
 
-/** One stored row, columns as Postgres holds them (ledger_seq and amount_cents converted to numbers). */
+/** One stored row, columns as Postgres holds them (ledger_seq converted to a number, amount_cents to a bigint). */
 export interface LedgerRow {
   readonly ledgerSeq: number;
   readonly transactionId: string;
@@ -16,7 +18,8 @@ export interface LedgerRow {
   readonly account: string;
   /** 0 debit, 1 credit (ledgerSides). */
   readonly side: number;
-  readonly amountCents: number;
+  /** Exactly as stored: postings keep it a positive safe integer, but only the verifier may conclude that it is. */
+  readonly amountCents: bigint;
   readonly currency: string;
   readonly eventKind: string;
   readonly recordedAt: Date;
@@ -49,12 +52,7 @@ interface StoredRow {
 const rowColumns =
   'ledger_seq, transaction_id, intent_id, entry_index, account, side, amount_cents, currency, event_kind, recorded_at, body, prev_row_hash, row_hash';
 
-/** pg hands bigint columns over as text; every value we keep there stays within the safe integers. */
-function safeNumber(text: string, column: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new Error(`ledger: ${column} ${text} is not a safe integer`);
-  return value;
-}
+const safeNumber = (text: string, column: string): number => safeIntegerOf(text, `ledger: ${column}`);
 
 const toHead = (row: HeadRow): LedgerHead => ({
   lastLedgerSeq: safeNumber(row.last_ledger_seq, 'last_ledger_seq'),
@@ -68,7 +66,7 @@ const toRow = (row: StoredRow): LedgerRow => ({
   entryIndex: row.entry_index,
   account: row.account,
   side: row.side,
-  amountCents: safeNumber(row.amount_cents, 'amount_cents'),
+  amountCents: BigInt(row.amount_cents),
   currency: row.currency,
   eventKind: row.event_kind,
   recordedAt: row.recorded_at,
@@ -132,7 +130,8 @@ export async function listLedgerRows(tx: Queryable, tenantId: string, afterSeq: 
 export interface IntentLedgerFacts {
   readonly intentId: string;
   readonly state: string;
-  readonly amountCents: number;
+  /** Exactly as stored, as a row's amount is. */
+  readonly amountCents: bigint;
   readonly currency: string;
 }
 
@@ -151,7 +150,7 @@ export async function listIntentLedgerFacts(
   return rows.map((row) => ({
     intentId: row.intent_id,
     state: row.state,
-    amountCents: safeNumber(row.amount_cents, 'amount_cents'),
+    amountCents: BigInt(row.amount_cents),
     currency: row.currency,
   }));
 }

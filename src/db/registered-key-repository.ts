@@ -4,6 +4,10 @@ import type { Queryable } from '../platform/database.ts';
 
 export const registeredKeyKinds = ['principal', 'agent', 'operator'] as const;
 export type RegisteredKeyKind = (typeof registeredKeyKinds)[number];
+/** How a key came to be registered: the registry route, the operator CLI, or a sandbox agent key's first valid
+ * recognition proof (migrations/0013_first_use_keys.sql). */
+export const keyRegistrationSources = ['api', 'cli', 'first_use'] as const;
+export type KeyRegistrationSource = (typeof keyRegistrationSources)[number];
 
 export interface RegisteredKey {
   readonly registeredKeyId: string;
@@ -11,6 +15,7 @@ export interface RegisteredKey {
   readonly kind: RegisteredKeyKind;
   readonly subject: string;
   readonly publicKey: Buffer;
+  readonly registeredBy: KeyRegistrationSource;
   readonly createdAt: Date;
   readonly revokedAt: Date | null;
 }
@@ -21,11 +26,12 @@ interface RegisteredKeyRow {
   kind: RegisteredKeyKind;
   subject: string;
   public_key: Buffer;
+  registered_by: KeyRegistrationSource;
   created_at: Date;
   revoked_at: Date | null;
 }
 
-const columns = 'registered_key_id, tenant_id, kind, subject, public_key, created_at, revoked_at';
+const columns = 'registered_key_id, tenant_id, kind, subject, public_key, registered_by, created_at, revoked_at';
 
 const toRegisteredKey = (row: RegisteredKeyRow): RegisteredKey => ({
   registeredKeyId: row.registered_key_id,
@@ -33,28 +39,51 @@ const toRegisteredKey = (row: RegisteredKeyRow): RegisteredKey => ({
   kind: row.kind,
   subject: row.subject,
   publicKey: row.public_key,
+  registeredBy: row.registered_by,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
 });
+
+const newRegisteredKeyId = (): string => `rkey_${randomBytes(16).toString('hex')}`;
 
 /** Unique violations name `registered_keys_live_key` (the same live key twice) or `registered_keys_live_agent`
  * (a second live key for one agent key id). */
 export async function insertRegisteredKey(
   tx: Queryable,
   tenantId: string,
-  key: { kind: RegisteredKeyKind; subject: string; publicKey: Buffer },
+  key: { kind: RegisteredKeyKind; subject: string; publicKey: Buffer; registeredBy: Exclude<KeyRegistrationSource, 'first_use'> },
 ): Promise<RegisteredKey> {
   const { rows } = await tx.query<RegisteredKeyRow>(
-    `INSERT INTO registered_keys (registered_key_id, tenant_id, kind, subject, public_key)
-     VALUES ($1, $2, $3, $4, $5) RETURNING ${columns}`,
-    [`rkey_${randomBytes(16).toString('hex')}`, tenantId, key.kind, key.subject, key.publicKey],
+    `INSERT INTO registered_keys (registered_key_id, tenant_id, kind, subject, public_key, registered_by)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
+    [newRegisteredKeyId(), tenantId, key.kind, key.subject, key.publicKey, key.registeredBy],
   );
   return toRegisteredKey(rows[0]!);
+}
+
+/**
+ * Registers a sandbox agent key on its first use, unless a live key already holds the key id. A concurrent first
+ * use of the same key id waits on the unique index until the other transaction ends; it then inserts nothing
+ * (and answers undefined) when the other committed, or inserts when the other rolled back. No error either way,
+ * so the caller's transaction stays usable.
+ */
+export async function insertFirstUseAgentKey(
+  tx: Queryable,
+  tenantId: string,
+  key: { keyId: string; publicKey: Buffer },
+): Promise<RegisteredKey | undefined> {
+  const { rows } = await tx.query<RegisteredKeyRow>(
+    `INSERT INTO registered_keys (registered_key_id, tenant_id, kind, subject, public_key, registered_by)
+     VALUES ($1, $2, 'agent', $3, $4, 'first_use') ON CONFLICT DO NOTHING RETURNING ${columns}`,
+    [newRegisteredKeyId(), tenantId, key.keyId, key.publicKey],
+  );
+  return rows[0] && toRegisteredKey(rows[0]);
 }
 
 export interface RegisteredKeyFilter {
   readonly kind?: RegisteredKeyKind | undefined;
   readonly subject?: string | undefined;
+  readonly registeredBy?: KeyRegistrationSource | undefined;
   readonly limit: number;
   readonly startingAfter?: string | undefined;
 }
@@ -72,9 +101,10 @@ export async function listRegisteredKeys(
        AND ($3::text IS NULL OR subject = $3)
        AND ($4::text IS NULL OR (created_at, registered_key_id) < (
              SELECT created_at, registered_key_id FROM registered_keys WHERE tenant_id = $1 AND registered_key_id = $4))
+       AND ($6::text IS NULL OR registered_by = $6)
      ORDER BY created_at DESC, registered_key_id DESC
      LIMIT $5`,
-    [tenantId, filter.kind ?? null, filter.subject ?? null, filter.startingAfter ?? null, filter.limit + 1],
+    [tenantId, filter.kind ?? null, filter.subject ?? null, filter.startingAfter ?? null, filter.limit + 1, filter.registeredBy ?? null],
   );
   return { keys: rows.slice(0, filter.limit).map(toRegisteredKey), hasMore: rows.length > filter.limit };
 }

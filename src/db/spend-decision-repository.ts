@@ -1,6 +1,7 @@
 // Spend decisions: the cents POST /verify reserved against an intent, until the guarded tool reports back
 // (consumed) or gives them up (released). The caller locks the intent row while it sums and inserts.
 import type { Queryable } from '../platform/database.ts';
+import { safeIntegerOf } from './safe-integer.ts';
 
 export type SpendDecisionStatus = 'reserved' | 'consumed' | 'released';
 export type SpendOutcome = Exclude<SpendDecisionStatus, 'reserved'>;
@@ -40,13 +41,15 @@ const toDecision = (row: DecisionRow): SpendDecision => ({
   intentId: row.intent_id,
   auditId: row.audit_id,
   operation: row.operation,
-  // BIGINT arrives as text; requested amounts are bounded to safe integers at the door.
-  requestedCents: Number(row.requested_cents),
+  // BIGINT arrives as text; one request is bounded to a safe integer at the door (requestedSpendCentsMax).
+  requestedCents: safeIntegerOf(row.requested_cents, 'spend_decisions.requested_cents'),
   status: row.status,
   createdAt: row.created_at,
   completedAt: row.completed_at,
 });
 
+/** Sums in Postgres (numeric, exact) and hands the sums over as text to bigint. /verify keeps them within the
+ * intent's amount, but the comparison against that budget must stay exact even for rows that broke the rule. */
 export async function sumSpend(tx: Queryable, tenantId: string, intentId: string): Promise<SpendTotals> {
   const { rows } = await tx.query<{ reserved: string; consumed: string }>(
     `SELECT COALESCE(SUM(requested_cents) FILTER (WHERE status = 'reserved'), 0)::text AS reserved,

@@ -11,11 +11,22 @@ export const errorCatalogue = {
   'request.invalid': { status: 400, message: 'The request does not match the route schema.' },
   'request.malformed_json': { status: 400, message: 'The request body is not valid JSON.' },
   'request.empty_body': { status: 400, message: 'The request has a JSON content type but no body.' },
-  'request.unsupported_media_type': { status: 415, message: 'The request body must be application/json.' },
+  'request.unsupported_media_type': { status: 415, message: 'The request body must be application/json, in UTF-8.' },
   'request.body_too_large': { status: 413, message: 'The request body is larger than the service accepts.' },
   'request.route_not_found': { status: 404, message: 'No route matches this method and path.' },
   'request.timeout': { status: 408, message: 'The request took too long to arrive.' },
   'request.tenant_hint_mismatch': { status: 401, message: 'The tenant named in the request does not match the credential.' },
+  'request.tenant_header_refused': { status: 400, message: 'This route takes its tenant from the credential alone and refuses an x-tenant-id header; send the request without it.' },
+  'request.malformed_url': { status: 400, message: 'The URL has a bad percent-encoding: a % not followed by two hex digits, or escapes that are not UTF-8.' },
+  'request.url_too_long': { status: 414, message: 'The URL, or one of its path parameters, is longer than the service accepts.' },
+  'request.headers_too_large': { status: 431, message: 'The request line and headers are larger than the service accepts.' },
+  'request.malformed_http': { status: 400, message: 'The request is not well-formed HTTP/1.1.' },
+  'request.method_not_allowed': { status: 405, message: 'This path does not take this method; the Allow header lists the methods it takes.' },
+  'request.not_acceptable': { status: 406, message: 'The Accept header does not admit what this route answers; MCP clients must accept application/json and text/event-stream.' },
+  'request.character_invalid': { status: 400, message: 'A string contains U+0000 or an unpaired surrogate, which the service cannot store; details.location and details.path point at it.' },
+  'request.prototype_key_forbidden': { status: 400, message: 'The body has a "__proto__" key, or a "constructor" key holding "prototype": keys that can alter objects on the server are refused; details.path points at it.' },
+  'request.nesting_too_deep': { status: 400, message: 'The body nests arrays and objects deeper than the service accepts.' },
+  'request.number_out_of_range': { status: 400, message: 'A number in the body is too large to be held as a double (past about 1.8e308); details.path points at it.' },
 
   // ---- auth: credentials and roles ----
   'auth.credential_missing': { status: 401, message: 'This route needs an Authorization: Bearer credential.' },
@@ -38,6 +49,7 @@ export const errorCatalogue = {
 
   // ---- api_key: service-account key administration ----
   'api_key.not_found': { status: 404, message: 'No such API key.' },
+  'api_key.scope_unknown': { status: 400, message: 'A scope is not in the MCP scope catalogue (or asks for more than its highest level), and no preset has this name; docs/mcp.md lists both.' },
 
   // ---- registry: the tenant key registry ----
   'registry.key_not_found': { status: 404, message: 'No such registered key.' },
@@ -66,6 +78,7 @@ export const errorCatalogue = {
   'funding.rail_not_configured': { status: 422, message: "This tenant has no usable configuration for the intent's settlement rail." },
   'funding.rail_unsupported': { status: 422, message: 'The intent names a settlement rail this service does not run.' },
   'funding.currency_not_allowed': { status: 422, message: 'The settlement rail cannot carry this currency.' },
+  'funding.credential_conflict': { status: 400, message: 'The Authorization header and x-svc-payment-authorization carry different payment credentials; send one credential, or the same one in both.' },
 
   // ---- settlement_config: PUT/GET /v1/admin/settlement/config (docs/rails.md) ----
   'settlement_config.not_found': { status: 404, message: 'No settlement configuration has been set for this tenant.' },
@@ -92,7 +105,7 @@ export const errorCatalogue = {
   // ---- recognition: agent recognition proofs (x-svc-agent-recognition-proof), all 401 ----
   'recognition.required': { status: 401, message: 'This request needs an x-svc-agent-recognition-proof header.' },
   'recognition.malformed': { status: 401, message: 'The recognition proof is not a well-formed proof (base64url of its JSON).' },
-  'recognition.unsupported': { status: 401, message: 'The recognition proof has a schema_version, kind or signature_algorithm this service does not accept.' },
+  'recognition.unsupported': { status: 401, message: 'The recognition proof has a kind or signature_algorithm this service does not accept (an unknown schema_version is artifact.schema_version_unsupported).' },
   'recognition.expired': { status: 401, message: 'The recognition proof has expired.' },
   'recognition.not_yet_valid': { status: 401, message: 'The recognition proof was issued in the future.' },
   'recognition.window_too_long': { status: 401, message: 'The recognition proof is valid for longer than 10 minutes.' },
@@ -121,6 +134,7 @@ export const errorCatalogue = {
   'intent.policy_binding_invalid': { status: 422, message: "The policy binding does not name this tenant's current head of that template." },
   'intent.principal_key_unregistered': { status: 422, message: 'In live, the principal_pubkey must be registered for the principal_did.' },
   'intent.evidence_schema_invalid': { status: 400, message: 'The evidence_schema uses a keyword or form this service does not accept.' },
+  'intent.cursor_unknown': { status: 400, message: 'The cursor names no intent of this tenant; pass the next_cursor of the previous page, or no cursor for the first page.' },
   'evidence.payload_not_object': { status: 422, message: 'Evidence payload must be a JSON object.' },
   'evidence.schema_mismatch': { status: 422, message: "The evidence payload does not match the intent's evidence_schema." },
   'evidence.payee_mismatch': { status: 422, message: 'The payee_did or payee_pubkey is not the one committed when the intent was created.' },
@@ -129,7 +143,7 @@ export const errorCatalogue = {
   'spend_decision.not_found': { status: 404, message: 'No such spend decision.' },
   'spend_decision.already_completed': { status: 409, message: 'The spend decision was already completed with the other outcome.' },
   'sandbox.live_tenant': { status: 403, message: 'Sandbox guardrail routes are for sandbox tenants only.' },
-  'sandbox.completion_conflict': { status: 400, message: 'Give either completion_preset, or template_id with optional parameters and evidence_schema; not both, and not neither.' },
+  'sandbox.completion_conflict': { status: 400, message: 'Give completion_preset alone, or template_id with optional parameters and evidence_schema, or neither for the default rule (completion_v1); parameters need a template_id.' },
   'sandbox.preset_unknown': { status: 400, message: 'No archetype preset has this completion_preset id.' },
   'sandbox.metadata_too_large': { status: 400, message: 'The metadata object is larger than the limit.' },
   'sandbox.operation_mismatch': { status: 422, message: 'The operation is not the one the sandbox guardrail intent was bootstrapped for.' },
@@ -153,6 +167,9 @@ export const errorCatalogue = {
   'audit_export.filter_invalid': { status: 400, message: 'The export filter is invalid: time_start and time_end are RFC 3339 UTC times, time_start before time_end; intent_id is a UUID.' },
   'audit_export.too_large': { status: 422, message: 'The export would exceed the bundle limits; narrow the filter (time range or intent_id).' },
   'audit_export.download_token_expired': { status: 401, message: 'The download token has expired; get a fresh one with GET /v1/compliance/audit-exports/{job_id}?issue_download=1.' },
+
+  // ---- mcp: the MCP endpoint (docs/mcp.md) ----
+  'mcp.protocol_version_unsupported': { status: 400, message: 'The MCP-Protocol-Version header names a protocol version this server does not speak; details.supported_versions lists those it does.' },
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },

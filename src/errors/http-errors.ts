@@ -1,8 +1,12 @@
-// Maps every error any route can raise (catalogue errors, schema violations, parser failures, unknown routes,
-// anything unexpected) to the spec's envelope { error: { code, message, details? }, request_id }.
+// Maps every error any route can raise (catalogue errors, schema violations, parser failures, unknown routes and
+// methods, anything unexpected) to the spec's envelope { error: { code, message, details? }, request_id }; and the
+// errors Fastify and Node answer before any route runs (bad URLs, malformed HTTP) to the same envelope.
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { errorCatalogue, type ErrorCode } from './catalogue.ts';
+import { mintRequestId } from '../platform/request-id.ts';
 import { validationFields } from '../platform/validation.ts';
 import { ServiceError, type ErrorDetails } from './service-error.ts';
 
@@ -12,11 +16,12 @@ const fastifyCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'request.empty_body',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'request.unsupported_media_type',
   FST_ERR_CTP_BODY_TOO_LARGE: 'request.body_too_large',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'request.invalid',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'request.malformed_http',
   FST_ERR_CTP_INVALID_TYPE: 'request.unsupported_media_type',
   FST_ERR_CTP_EMPTY_TYPE: 'request.unsupported_media_type',
   FST_ERR_NOT_FOUND: 'request.route_not_found',
-  FST_ERR_BAD_URL: 'request.invalid',
+  FST_ERR_BAD_URL: 'request.malformed_url',
+  FST_ERR_MAX_PARAM_LENGTH: 'request.url_too_long',
 };
 
 export interface ErrorEnvelope {
@@ -46,8 +51,6 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   const mapped = error.code ? fastifyCodes[error.code] : undefined;
   if (mapped) return sendError(reply, mapped);
-  // secure-json-parse rejects __proto__ / constructor.prototype keys: a malformed body, not a server fault.
-  if (error instanceof SyntaxError) return sendError(reply, 'request.malformed_json');
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     request.log.info({ err: error }, 'client error without a catalogue code');
@@ -57,10 +60,51 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   return sendError(reply, status === 503 ? 'internal.unavailable' : 'internal.error');
 }
 
+/** Methods a route may have; HEAD is found wherever GET is, since Fastify adds it. */
+const routeMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** No route has this method and path: 405 with `Allow` when the path has routes under other methods, else 404. */
+function handleNotFound(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const allowed = routeMethods.filter((method) => method !== request.method && this.findRoute({ method, url: request.url }) !== null);
+  if (allowed.length === 0) return sendError(reply, 'request.route_not_found');
+  return sendError(reply.header('allow', allowed.join(', ')), 'request.method_not_allowed');
+}
+
+/** Fastify's `frameworkErrors`: errors raised while routing (a bad percent-escape in the path, a path parameter
+ * past the router's limit), before any hook has run; without it Fastify answers them in a body of its own. */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('x-request-id', request.id);
+  return handleError(error, request, reply);
+}
+
+/** Node's HTTP parser errors, answered on the socket before a request exists (Fastify's `clientErrorHandler`). */
+const connectionErrorCodes: Record<string, ErrorCode> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'request.timeout',
+  HPE_HEADER_OVERFLOW: 'request.headers_too_large',
+};
+
+export function handleConnectionError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const code = connectionErrorCodes[error.code ?? ''] ?? 'request.malformed_http';
+  const requestId = mintRequestId();
+  // Only the code: Node's parse error carries the raw bytes of the request, credentials included.
+  this.log.debug({ code: error.code, request_id: requestId }, 'malformed request refused');
+  if (socket.writable) {
+    const { status, message } = errorCatalogue[code];
+    const body = JSON.stringify({ error: { code, message }, request_id: requestId });
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export const httpErrors = fastifyPlugin(
   async (app: FastifyInstance) => {
     app.setErrorHandler(handleError);
-    app.setNotFoundHandler((request, reply) => sendError(reply, 'request.route_not_found'));
+    app.setNotFoundHandler(handleNotFound);
   },
   { name: 'http-errors' },
 );

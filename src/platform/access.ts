@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { AuditExportDownloadGrant, Authenticator } from '../credentials/authenticator.ts';
 import type { Principal } from '../credentials/principal.ts';
+import { parseScope, scopeGranted } from '../credentials/mcp-scopes.ts';
 import type { Role } from '../credentials/roles.ts';
 import { ServiceError } from '../errors/service-error.ts';
 
@@ -18,6 +19,9 @@ export type RouteAccess =
        * call (the principal route). Restricted keys fail closed on routes that name no scope. Standard keys are
        * bound by role only. */
       readonly scope?: string;
+      /** Refuse any x-tenant-id (400 `request.tenant_header_refused`), even the credential's own tenant: routes
+       * whose clients are told to take the tenant from the credential alone (the sandbox guardrails). */
+      readonly tenantHeader?: 'refused';
     };
 
 declare module 'fastify' {
@@ -36,7 +40,7 @@ export function downloadGrantOf(request: FastifyRequest): AuditExportDownloadGra
   return request.download;
 }
 
-/** Roles by what they may do (DESIGN.md §2); routes pick one of these lists. */
+/** Roles by what they may do (docs/roles.md); routes pick one of these lists. */
 export const anyRole: readonly Role[] = ['admin', 'operator', 'agent', 'auditor'];
 export const adminOnly: readonly Role[] = ['admin'];
 
@@ -54,6 +58,10 @@ export const access = fastifyPlugin(
     app.addHook('onRoute', (route) => {
       if (!route.config?.access) {
         throw new Error(`route ${route.method} ${route.url} does not declare config.access`);
+      }
+      const scope = 'roles' in route.config.access ? route.config.access.scope : undefined;
+      if (scope !== undefined && scope !== 'any' && parseScope(scope) === undefined) {
+        throw new Error(`route ${route.method} ${route.url} names ${scope}, which is not in the scope catalogue`);
       }
     });
 
@@ -73,6 +81,7 @@ export const access = fastifyPlugin(
       const principal = await options.authenticator.authenticate(request.headers.authorization);
       // x-tenant-id is never authorization, but when sent it must name the credential's tenant (spec).
       const tenantHint = request.headers['x-tenant-id'];
+      if (tenantHint !== undefined && routeAccess.tenantHeader === 'refused') throw new ServiceError('request.tenant_header_refused');
       if (tenantHint !== undefined && tenantHint !== principal.tenantId) {
         throw new ServiceError('request.tenant_hint_mismatch');
       }
@@ -82,7 +91,8 @@ export const access = fastifyPlugin(
       // Scopes bind restricted API keys only; standard keys and sessions are bound by role alone.
       const { credential } = principal;
       if (credential.type === 'api_key' && credential.keyKind === 'restricted' && routeAccess.scope !== 'any') {
-        if (routeAccess.scope === undefined || !credential.scopes.includes(routeAccess.scope)) {
+        // `write` covers `read` of the same scope (src/credentials/mcp-scopes.ts).
+        if (routeAccess.scope === undefined || !scopeGranted(credential.scopes, routeAccess.scope)) {
           throw new ServiceError('auth.scope_insufficient', { details: { required_scope: routeAccess.scope ?? null } });
         }
       }

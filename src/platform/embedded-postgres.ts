@@ -23,6 +23,14 @@ interface RuntimeFile {
   readonly connection: DatabaseConfig;
 }
 
+/** The embedded database cannot be opened (another process holds it): an operating error, said in one line. */
+export class EmbeddedDatabaseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddedDatabaseError';
+  }
+}
+
 const runtimeFileName = 'embedded.json';
 const lockFileName = 'embedded.lock';
 
@@ -87,7 +95,7 @@ function acquireLock(dataDir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(fs.readFileSync(lockPath, 'utf8'));
       if (Number.isInteger(holder) && holder > 0 && isProcessAlive(holder)) {
-        throw new Error(
+        throw new EmbeddedDatabaseError(
           `the embedded database in ${dataDir} is open in process ${holder}; stop it, or set DATABASE_URL to use a Postgres server`,
         );
       }
@@ -95,7 +103,7 @@ function acquireLock(dataDir: string): () => void {
       fs.rmSync(lockPath, { force: true });
     }
   }
-  throw new Error(`could not lock the embedded database in ${dataDir}`);
+  throw new EmbeddedDatabaseError(`could not lock the embedded database in ${dataDir}`);
 }
 
 function isProcessAlive(pid: number): boolean {

@@ -1,7 +1,7 @@
-// The gateway's Ed25519 signing keys: one active key signs (session, download and capability JWTs, receipts);
-// `next` keys are published before they sign (so every replica and verifier knows them first), `retired` keys
-// stay published for verification until an operator removes them. Keys come from SVC_SIGNING_KEYS,
-// else SVC_SIGNING_KEY_FILE, else a file in the data directory created on first start.
+// The gateway's Ed25519 signing keys: one active key signs (session, download and capability JWTs, ledger
+// checkpoints, audit-export manifests); `next` keys are published before they sign (so every replica and verifier
+// knows them first), `retired` keys stay published for verification until an operator removes them. Keys come from
+// SVC_SIGNING_KEYS, else SVC_SIGNING_KEY_FILE, else a file in the data directory created on first start.
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -128,10 +128,17 @@ export function defaultKeyFilePath(dataDir: string): string {
 }
 
 export function readKeyFile(filePath: string): KeyFile {
+  let text: string;
   try {
-    return JSON.parse(fs.readFileSync(filePath, 'utf8')) as KeyFile;
+    text = fs.readFileSync(filePath, 'utf8');
   } catch (error) {
     throw new GatewayKeyError(`cannot read the signing key file ${filePath}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as KeyFile;
+  } catch {
+    // The parser's message quotes the text around the fault, which here is secret seed material.
+    throw new GatewayKeyError(`the signing key file ${filePath} is not valid JSON`);
   }
 }
 
@@ -145,18 +152,37 @@ export function writeKeyFile(filePath: string, file: KeyFile): void {
 
 export function loadGatewayKeys(options: { signingKeysJson?: string | undefined; signingKeyFile?: string | undefined; dataDir: string }): KeySource {
   if (options.signingKeysJson) {
-    let file: KeyFile;
-    try {
-      file = JSON.parse(options.signingKeysJson) as KeyFile;
-    } catch {
-      throw new GatewayKeyError('SVC_SIGNING_KEYS is not valid JSON');
-    }
-    return { keyring: new GatewayKeyring(file), origin: 'SVC_SIGNING_KEYS', created: false };
+    const json = options.signingKeysJson;
+    return namingTheSetting('SVC_SIGNING_KEYS', () => {
+      let file: KeyFile;
+      try {
+        file = JSON.parse(json) as KeyFile;
+      } catch {
+        throw new GatewayKeyError('the value is not valid JSON');
+      }
+      return { keyring: new GatewayKeyring(file), origin: 'SVC_SIGNING_KEYS', created: false };
+    });
   }
   const filePath = options.signingKeyFile ?? defaultKeyFilePath(options.dataDir);
-  if (!options.signingKeyFile && !fs.existsSync(filePath)) {
-    writeKeyFile(filePath, { keys: [newKeyFileEntry()] });
-    return { keyring: new GatewayKeyring(readKeyFile(filePath)), origin: filePath, created: true };
+  const setting = options.signingKeyFile ? 'SVC_SIGNING_KEY_FILE' : 'SVC_DATA_DIR';
+  return namingTheSetting(setting, () => {
+    if (!options.signingKeyFile && !fs.existsSync(filePath)) {
+      writeKeyFile(filePath, { keys: [newKeyFileEntry()] });
+      return { keyring: new GatewayKeyring(readKeyFile(filePath)), origin: filePath, created: true };
+    }
+    return { keyring: new GatewayKeyring(readKeyFile(filePath)), origin: filePath, created: false };
+  });
+}
+
+/** Runs `load` and prefixes any failure with the variable the operator has to fix, so a refused start says where
+ * to look. File-system errors (an unwritable data folder) are reported the same way. */
+function namingTheSetting(setting: string, load: () => KeySource): KeySource {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof GatewayKeyError) throw new GatewayKeyError(`${setting}: ${error.message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== undefined) throw new GatewayKeyError(`${setting}: cannot write the signing key file: ${(error as Error).message}`);
+    throw error;
   }
-  return { keyring: new GatewayKeyring(readKeyFile(filePath)), origin: filePath, created: false };
 }

@@ -1,7 +1,9 @@
-// Idempotency of the four engine POSTs (spec: Idempotency; DESIGN.md §3), in Postgres, correct across processes.
+// Idempotency of the engine POSTs (docs/engine.md, "Idempotency"), in Postgres, correct across processes.
 //
 // One tenant transaction per request. A transaction-scoped advisory lock on (tenant, operation, key) admits one
 // request at a time: a duplicate that arrives while the first runs gets 409 `idempotency.request_in_progress`.
+// Once an answer is stored it is served to every replay without regard to the lock, so concurrent replays of a
+// finished request never turn each other away.
 // The stored answer is written in the same transaction as the work, so a crash leaves neither the work nor the
 // record, and the retry runs afresh. Only final answers are stored: a 402 challenge or a 202 pending answer is
 // not, so the same request re-sent with a rail credential (or as a poll) runs again, as the spec's handshake needs.
@@ -48,7 +50,7 @@ function fingerprintOf(request: FastifyRequest): Buffer {
 }
 
 /** A signed 64-bit lock id from the key's scope; a collision only makes one request wait its turn (409). */
-function lockIdOf(tenantId: string, operation: string, key: string): string {
+export function idempotencyLockId(tenantId: string, operation: string, key: string): string {
   return createHash('sha256').update(`${tenantId}\u0000${operation}\u0000${key}`).digest().readBigInt64BE(0).toString();
 }
 
@@ -79,15 +81,19 @@ export async function runIdempotent(
     // The lock and the look-up share a round trip but not a snapshot: each statement of a batch reads what was
     // committed when it starts, so a first request that commits and unlocks in between is seen by the look-up.
     const [locked, stored] = await tx.batch([
-      tryAdvisoryLockStatement(lockIdOf(scope.tenantId, scope.operation, key)),
+      tryAdvisoryLockStatement(idempotencyLockId(scope.tenantId, scope.operation, key)),
       findRecordStatement(scope.tenantId, scope.operation, key),
     ]);
-    if (!locked) throw new ServiceError('idempotency.request_in_progress');
-    await guard(tx);
     if (stored) {
+      // A stored answer is final and never changes, so it is served whoever holds the lock: concurrent replays
+      // each hold it for their own short transaction, and none of them is a first request still running.
+      await guard(tx);
       if (!stored.fingerprint.equals(fingerprint)) throw new ServiceError('idempotency.key_reused');
       return { status: stored.status, headers: stored.headers, body: JSON.parse(stored.body) as unknown, replayed: true };
     }
+    // No answer yet and the lock held elsewhere: the first request is still running (its answer is not committed).
+    if (!locked) throw new ServiceError('idempotency.request_in_progress');
+    await guard(tx);
     const answer = await work(tx);
     if (isFinal(answer.status)) {
       tx.beforeCommit({

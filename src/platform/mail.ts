@@ -1,6 +1,6 @@
-// How sign-in codes reach people (DESIGN.md §2): by SMTP through nodemailer when SMTP_URL is set; otherwise, for
-// local use, into the server log and the local outbox table that `svc auth outbox` reads. A code is a credential:
-// with SMTP it is never written to the log.
+// How sign-in codes reach people (docs/sign-in.md#mail-transport): by SMTP through nodemailer when SMTP_URL is set;
+// otherwise, for local use, into the server log and the local outbox table that `svc auth outbox` reads. A code is a
+// credential: with SMTP it is never written to the log.
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import nodemailer from 'nodemailer';
@@ -61,8 +61,9 @@ export class OutboxMailTransport implements MailTransport {
   }
 
   send(message: SignInCodeMessage): void {
-    // DESIGN.md §2 asks for the code in the log when there is no mail transport: this is the local-development
-    // path. The field name is not one the logger redacts, on purpose; with SMTP_URL set this line never exists.
+    // Without a mail transport the code belongs in the log (docs/sign-in.md#mail-transport): this is the
+    // local-development path. The field name is not one the logger redacts, on purpose; with SMTP_URL set this line
+    // never exists.
     this.logger.info(
       { email: message.email, challenge_id: message.challengeId, sign_in_code: message.code, expires_at: message.expiresAt.toISOString() },
       'sign-in code (no SMTP_URL configured: not mailed; also readable once with `svc auth outbox --email`)',

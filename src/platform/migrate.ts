@@ -41,9 +41,18 @@ export function readMigrations(directory: string = migrationsDir): Migration[] {
 /** The newest version this build knows; /readyz compares the database against it. */
 export const latestMigrationVersion = (): number => readMigrations().at(-1)?.version ?? 0;
 
+/** One migration about to be applied: the `index`-th (from 1) of the `pending` this call applies. */
+export interface MigrationStep {
+  readonly index: number;
+  readonly pending: number;
+  readonly version: number;
+  readonly name: string;
+}
+
 /** Brings the database up to date and returns the versions this call applied. `connection` must be a role that
- * may create tables and roles (the database owner or a superuser), not the app's runtime role. */
-export async function migrate(connection: pg.ClientConfig): Promise<number[]> {
+ * may create tables and roles (the database owner or a superuser), not the app's runtime role. `onProgress` hears
+ * of each migration before it runs (the CLI shows it on a terminal). */
+export async function migrate(connection: pg.ClientConfig, options: { onProgress?: (step: MigrationStep) => void } = {}): Promise<number[]> {
   const client = new pg.Client(connection);
   await client.connect();
   try {
@@ -58,19 +67,19 @@ export async function migrate(connection: pg.ClientConfig): Promise<number[]> {
         (row) => [row.version, row.checksum],
       ),
     );
-    const appliedNow: number[] = [];
+    const pending: Migration[] = [];
     for (const migration of readMigrations()) {
       const checksum = applied.get(migration.version);
-      if (checksum !== undefined) {
-        if (checksum !== migration.checksum) {
-          throw new Error(`migration ${migration.version}_${migration.name} was changed after it was applied; add a new migration instead`);
-        }
-        continue;
+      if (checksum === undefined) pending.push(migration);
+      else if (checksum !== migration.checksum) {
+        throw new Error(`migration ${migration.version}_${migration.name} was changed after it was applied; add a new migration instead`);
       }
-      await applyOne(client, migration);
-      appliedNow.push(migration.version);
     }
-    return appliedNow;
+    for (const [index, migration] of pending.entries()) {
+      options.onProgress?.({ index: index + 1, pending: pending.length, version: migration.version, name: migration.name });
+      await applyOne(client, migration);
+    }
+    return pending.map((migration) => migration.version);
   } finally {
     // Closing the session releases the advisory lock even if unlocking is never reached.
     await client.end();

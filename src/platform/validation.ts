@@ -1,6 +1,6 @@
 // JSON-schema validation of requests: bodies are validated strictly (no type coercion: "100" is not 100 for an
 // amount), while path parameters, query strings and headers, which are always text, are coerced.
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ServiceError } from '../errors/service-error.ts';
@@ -16,7 +16,27 @@ const textAjv = new Ajv({ ...shared, coerceTypes: 'array' });
 for (const ajv of [bodyAjv, textAjv]) addFormats(ajv);
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+  (httpPart === 'body' ? bodyAjv.compile(schema) : finiteAfterCoercion(textAjv.compile(schema))) as ReturnType<FastifySchemaCompiler<object>>;
+
+/** Ajv coerces the text "1e400" to Infinity and then skips `minimum` and `maximum` for a number that is not finite
+ * (ajv 8.20), so `?limit=1e400` would reach SQL as Infinity. Path parameters and queries are flat (values, or
+ * arrays of values), so one look at each value after coercion refuses it as a schema violation. */
+function finiteAfterCoercion(validate: ValidateFunction): (data: unknown) => boolean {
+  const checked = (data: unknown): boolean => {
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    if (!valid || data === null || typeof data !== 'object') return valid;
+    for (const [key, value] of Object.entries(data)) {
+      if ([value].flat().some((item) => typeof item === 'number' && !Number.isFinite(item))) {
+        checked.errors = [{ instancePath: `/${key}`, message: 'must be a finite number' }];
+        return false;
+      }
+    }
+    return true;
+  };
+  checked.errors = undefined as ValidateFunction['errors'] | Partial<ErrorObject>[];
+  return checked;
+}
 
 /** Schema violations listed in `details.fields`; more than this adds nothing a caller can act on. */
 const validationFieldsMax = 20;

@@ -1,5 +1,5 @@
-// The archetype presets of client-wire.md §7.2: a template, a recommended amount and the evidence schema an
-// agent's evidence should follow. Schemas are JSON Schema objects; `schema_field` reads their `properties`.
+// The archetype presets (docs/predicates.md#archetype-presets): a template, a recommended amount and the evidence
+// schema an agent's evidence should follow. Schemas are JSON Schema objects; `schema_field` reads their `properties`.
 import type { JsonValue } from './ast.ts';
 import { deepFreeze } from './json-value.ts';
 

@@ -1,5 +1,6 @@
-// The six managed policy templates of the spec: each turns tenant parameters (defaults from client-wire.md §7.1)
-// into a predicate_dsl document that is then validated like any other, plus a one-sentence human summary.
+// The six managed policy templates of the spec: each turns tenant parameters (defaults as
+// docs/predicates.md#managed-templates lists them) into a predicate_dsl document that is then validated like any other,
+// plus a one-sentence human summary.
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import { predicateKeyLengthMax, predicatePathSegmentsMax, templateStringParameterLengthMax } from '../limits.ts';
 import type { Clause, EvidencePath, PredicateDocument } from './ast.ts';

@@ -39,8 +39,9 @@ export const credentialReaders: Readonly<Record<RailName, (headers: Record<strin
   processor_mpp: readMppCredential,
 };
 
-/** The client's rail names that mean one of ours (DESIGN.md §3: "harmless aliases"). The adapter echoes the name
- * the intent carries as `funding.settlement_rail`, since the client checks it against its own list. */
+/** The client's rail names that mean one of ours (docs/rails.md#funding-rails), where the alias changes nothing. The
+ * adapter echoes the name the intent carries as `funding.settlement_rail`, since the client checks it against its own
+ * list. */
 export const railAliases: Readonly<Record<string, RailName>> = { stripe_mpp: 'processor_mpp' };
 
 /** Our rail for a rail name (ours or an alias), or undefined when we do not run it. */

@@ -1,9 +1,12 @@
 // The MPP rail (`processor_mpp`): the HTTP `Payment` authentication scheme, method `stripe`, intent `charge`.
 // A 402 carries `WWW-Authenticate: Payment id=…, realm=…, method=…, intent=…, request=…, expires=…`; the retry
-// carries `x-svc-payment-authorization: Payment <base64url JSON {challenge, payload: {token}}>`. Sandbox tenants
-// are settled by a simulator chosen by the token (docs/rails.md); live needs a processor endpoint we do not have.
+// carries `x-svc-payment-authorization: Payment <base64url JSON {challenge, payload: {token}}>`, or the same after the
+// Bearer key in `Authorization`. Sandbox tenants are settled by a simulator chosen by the token (docs/rails.md); live
+// needs a processor endpoint we do not have.
 import { randomBytes } from 'node:crypto';
-import { mppChallengeLifetimeMs } from '../limits.ts';
+import { readAuthorizationHeader } from '../credentials/authorization-header.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import { mppChallengeLifetimeMs, paymentCredentialHeaderBytesMax } from '../limits.ts';
 import { canonicalJson } from '../signing/canonical-json.ts';
 import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
 import { decodeBase64Url, encodeBase64UrlJson, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from './wire.ts';
@@ -123,7 +126,11 @@ export class MppSandboxAdapter implements RailAdapter {
     if (!stored || stored.intent_id !== context.intentId) {
       return reject('invalid-challenge', 'No challenge with this id was issued for this intent; answer the latest WWW-Authenticate challenge.');
     }
-    const differing = differingFields(stored.challenge as unknown as Record<string, unknown>, echoed);
+    // The id names a challenge issued for this intent, so what the echo leaves out of its optional params is known:
+    // the public client's challenge parser drops `expires`. A param present with another value is still refused,
+    // and the expiry is still enforced below, from the issued challenge.
+    const issued = stored.challenge as unknown as Record<string, unknown>;
+    const differing = differingFields(issued, withIssuedOptionalParams(issued, echoed));
     if (differing.length > 0) {
       return reject('invalid-challenge', `The credential's challenge differs from the one issued in ${differing.join(', ')}; echo it unchanged.`);
     }
@@ -187,25 +194,61 @@ export class MppSandboxAdapter implements RailAdapter {
   }
 }
 
+/** The auth-params a `Payment` challenge may carry or not (paymentauth.org); `id`, `realm`, `method`, `intent` and
+ * `request` are required, so an echo must always carry them. */
+const optionalChallengeParams = ['expires', 'description', 'digest', 'opaque'] as const;
+
+/** The echoed challenge with each optional param it leaves out taken from the issued challenge. */
+function withIssuedOptionalParams(issued: Record<string, unknown>, echoed: Record<string, unknown>): Record<string, unknown> {
+  const completed = { ...echoed };
+  for (const name of optionalChallengeParams) {
+    if (!Object.hasOwn(echoed, name) && Object.hasOwn(issued, name)) completed[name] = issued[name];
+  }
+  return completed;
+}
+
 /** Names of the fields where an echoed challenge differs from the issued one: a missing, added or changed field. */
 function differingFields(issued: Record<string, unknown>, echoed: Record<string, unknown>): string[] {
   const names = new Set([...Object.keys(issued), ...Object.keys(echoed)]);
   return [...names].filter((name) => issued[name] !== echoed[name]).sort();
 }
 
-/** The MPP credential a fund request presents in `x-svc-payment-authorization`, read without the intent (see
- * readX402Credential). */
+/**
+ * The MPP credential a fund request presents, read without the intent (see readX402Credential): in
+ * `x-svc-payment-authorization`, or after the Bearer key in `Authorization` (`Bearer …, Payment …`, the public
+ * client's direct engine client). Both are judged alike. A request carrying it in both must carry the same
+ * credential: two different ones are refused (`funding.credential_conflict`) rather than one picked.
+ */
 export function readMppCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
   const header = readOneHeader(headers, mppCredentialHeaderName);
-  if (header.kind !== 'value') return header;
+  const authorization = headers['authorization'];
+  // An Authorization header the authenticator cannot read never reaches a route; here it simply carries no credential.
+  const inAuthorization = typeof authorization === 'string' ? readAuthorizationHeader(authorization)?.payment : undefined;
+  if (header.kind === 'malformed') return header;
+  if (inAuthorization !== undefined && Buffer.byteLength(inAuthorization, 'utf8') > paymentCredentialHeaderBytesMax) {
+    return { kind: 'malformed', reason: `the Payment credential in Authorization is longer than ${paymentCredentialHeaderBytesMax} bytes` };
+  }
+  if (header.kind === 'absent') return inAuthorization === undefined ? header : parseMppCredential(inAuthorization, 'Authorization');
+  if (inAuthorization !== undefined && credentialText(inAuthorization) !== credentialText(header.value)) {
+    throw new ServiceError('funding.credential_conflict');
+  }
+  return parseMppCredential(header.value, mppCredentialHeaderName);
+}
+
+/** The credential without its optional, case-insensitive scheme name. */
+function credentialText(value: string): string {
+  return value.replace(/^payment +/i, '');
+}
+
+function parseMppCredential(value: string, headerName: string): PresentedCredential {
   // The scheme name is optional, as the client adds it when missing; scheme names are case-insensitive.
-  const match = /^(?:payment[ ]+)?([^ ]+)$/i.exec(header.value);
-  if (!match) return { kind: 'malformed', reason: 'x-svc-payment-authorization must be "Payment <base64url credential>"' };
+  const match = /^(?:payment[ ]+)?([^ ]+)$/i.exec(value);
+  if (!match) return { kind: 'malformed', reason: `${headerName} must carry "Payment <base64url credential>"` };
   const bytes = decodeBase64Url(match[1]!);
   if (!bytes) return { kind: 'malformed', reason: 'the credential is not base64url' };
   const json = parseJsonBytes(bytes);
   if (json === undefined) return { kind: 'malformed', reason: 'the credential does not carry UTF-8 JSON' };
   const credential = parseCredential(json);
   if (typeof credential === 'string') return { kind: 'malformed', reason: credential };
-  return { kind: 'credential', challengeId: credential.challenge['id'] as string, digest: sha256(header.value), data: credential };
+  return { kind: 'credential', challengeId: credential.challenge['id'] as string, digest: sha256(value), data: credential };
 }

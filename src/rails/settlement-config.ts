@@ -1,6 +1,7 @@
-// A tenant's settlement configuration (spec: Settlement configuration; DESIGN.md §3): which rails it funds with
-// and where the money goes on each. Pure validation here; storage in db/settlement-config-repository.ts, routes
-// in surfaces/gateway/routes/settlement-config.ts. Each of the spec's five 400 cases has its own code.
+// A tenant's settlement configuration (spec: Settlement configuration; docs/rails.md#settlement-configuration): which
+// rails it funds with and where the money goes on each. Pure validation here; storage in
+// db/settlement-config-repository.ts, routes in surfaces/gateway/routes/settlement-config.ts. Each of the spec's five
+// 400 cases has its own code.
 import type { Environment } from '../credentials/api-key.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { mppProfileIdLengthMax, processorDestinationLengthMax, settlementRailsMax } from '../limits.ts';

@@ -10,7 +10,8 @@ import { isEvmAddressText, sameEvmAddress } from './evm.ts';
 import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
 import { decodeStandardBase64, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from './wire.ts';
 
-/** USDC of each environment's network and its EIP-712 domain (protocols.md §1.6; a wrong `name` breaks signatures). */
+/** USDC of each environment's network and its EIP-712 domain (docs/rails.md#x402-x402_usdc_base; a wrong `name`
+ * breaks signatures). */
 export const x402Networks = {
   sandbox: { network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', name: 'USDC', version: '2' },
   live: { network: 'eip155:8453', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', name: 'USD Coin', version: '2' },

@@ -1,5 +1,6 @@
 // `client.capabilities` and `client.spend`: verify a capability token before a paid tool runs (POST /verify,
-// client-wire.md §5), complete the spend decision afterwards, and `guard`, which does all three around a tool.
+// docs/capabilities.md#post-verify), complete the spend decision afterwards, and `guard`, which does all three around a
+// tool.
 import { randomUUID } from 'node:crypto';
 import { checkIdempotencyKey, type ClientCore } from './core.ts';
 import { SvcArgumentError, SvcCapabilityError } from './errors.ts';

@@ -8,8 +8,9 @@ import type { SvcSigningKey } from './keys.ts';
 import { withSigningErrors } from './keys.ts';
 import { jsonObjectOf, type Transport, type TransportResponse } from './transport.ts';
 
-/** An agent's recognition-proof key (client-wire.md §8.1). Live tenants require a proof on every engine mutation;
- * sandbox tenants check one when it is sent. The public key must be registered under `keyId` (kind `agent`). */
+/** An agent's recognition-proof key (docs/signing.md#recognition-proofs). Live tenants require a proof on every engine
+ * mutation; sandbox tenants check one when it is sent. The public key must be registered under `keyId` (kind
+ * `agent`). */
 export interface AgentIdentity {
   readonly keyId: string;
   readonly key: SvcSigningKey;

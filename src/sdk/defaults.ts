@@ -4,24 +4,24 @@
 /** Where a self-hosted gateway listens out of the box (`npm start`): loopback, so plain http is allowed. */
 export const gatewayBaseUrlDefault = 'http://127.0.0.1:8080';
 
-/** Total attempts of one request, the first included (client-wire.md §10: 3). */
+/** Total attempts of one request, the first included (docs/sdk.md#retries: 3). */
 export const attemptsMaxDefault = 3;
 /** A caller cannot ask for unbounded retries: more than this is a configuration error. */
 export const attemptsMaxLimit = 10;
 
-/** Per-attempt timeout (client-wire.md §0): an answer slower than this is a network failure. */
+/** Per-attempt timeout (docs/wire-compatibility.md#transport): an answer slower than this is a network failure. */
 export const requestTimeoutMsDefault = 30_000;
 /** The time one request may take over all its attempts and backoff delays together. */
 export const retryBudgetMsDefault = 60_000;
 
-/** Backoff: min(base · 2^retry + U[0, jitter), max) ms (client-wire.md §10). */
+/** Backoff: min(base · 2^retry + U[0, jitter), max) ms (docs/sdk.md#retries). */
 export const retryBackoffBaseMs = 200;
 export const retryBackoffJitterMs = 100;
 export const retryBackoffMaxMs = 5_000;
 /** `Retry-After` is honoured up to this; a server asking for more is capped, not obeyed. */
 export const retryAfterMaxMs = 30_000;
 
-/** Funding polls while the rail answers 202 (client-wire.md §2 step 4: every 2 s, up to 30). */
+/** Funding polls while the rail answers 202 (docs/sdk.md#intents-clientintents: every 2 s, up to 30). */
 export const fundPollIntervalMsDefault = 2_000;
 export const fundPollsMaxDefault = 30;
 

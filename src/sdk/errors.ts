@@ -13,7 +13,7 @@ export class SvcError extends Error {
 /** The client was configured wrongly (a base URL, an option out of range). Nothing was sent. */
 export class SvcConfigurationError extends SvcError {}
 
-/** The gateway base URL is plain http on a host that is not loopback (client-wire.md §0). */
+/** The gateway base URL is plain http on a host that is not loopback (docs/wire-compatibility.md#transport). */
 export class InsecureGatewayUrlError extends SvcConfigurationError {
   readonly gatewayBaseUrl: string;
   constructor(gatewayBaseUrl: string) {
@@ -261,7 +261,7 @@ export function engineHttpErrorFor(statusCode: number, url: string, bodyText: st
   return new errorClass(init);
 }
 
-/** Statuses worth retrying for a request that is safe to repeat (spec Retry rules, client-wire.md §10). */
+/** Statuses worth retrying for a request that is safe to repeat (spec Retry rules, docs/sdk.md#retries). */
 export const retryableStatusCodes: readonly number[] = [429, 500, 502, 503, 504];
 
 /** True for errors a retry-safe request may be retried on: network failures, 429 and 500/502/503/504. The SDK

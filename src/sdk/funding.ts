@@ -1,5 +1,6 @@
-// The 402 funding handshake (client-wire.md §2, docs/rails.md): ask, answer the rail's challenge with a credential
-// the caller's callback supplies, then poll while the rail is pending. One idempotency key for the whole call.
+// The 402 funding handshake (docs/rails.md, docs/sdk.md#intents-clientintents): ask, answer the rail's challenge
+// with a credential the caller's callback supplies, then poll while the rail is pending. One idempotency key for the
+// whole call.
 import { randomUUID } from 'node:crypto';
 import { recognitionPurposes } from '../signing/index.ts';
 import { checkIdempotencyKey, intentPath, type ClientCore } from './core.ts';
@@ -49,7 +50,8 @@ export interface FundResult {
   readonly paymentReceipt: string | undefined;
 }
 
-/** `funding.status` values after which the rail will not fund on this credential (client-wire.md §2 step 4). */
+/** `funding.status` values after which the rail will not fund on this credential
+ * (docs/sdk.md#intents-clientintents). */
 export const fundingFailureStatuses: readonly string[] = [
   'authorization_failed', 'capture_failed', 'void_failed', 'credential_rejected', 'payment_failed', 'charge_failed', 'session_open_failed',
 ];

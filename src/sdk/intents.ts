@@ -140,7 +140,8 @@ export class Intents {
       });
       return bytesToBase64(params.principal.key.sign(bytes));
     });
-    // Field order as the reference client sends it (client-wire.md §1.2); the proof hashes these exact bytes.
+    // Field order as the reference client sends it (docs/wire-compatibility.md#the-client); the proof hashes these
+    // exact bytes.
     const body = {
       intent_id: intentId,
       principal_did: fields.principal_did,

@@ -32,8 +32,9 @@ export interface LedgerVerification {
     /** The recomputed chain reaches the checkpoint's row hash at its sequence. */
     readonly chainMatches: boolean;
   };
-  /** Debits − credits per account, in cents; they sum to 0. */
-  readonly balances: Readonly<Record<string, number>>;
+  /** Debits − credits per account, in cents; they sum to 0. Bigint: a balance is a sum of amounts, not bounded by
+   * any limit, and passes 2^53 cents, where a number stops being exact (docs/ledger.md). */
+  readonly balances: Readonly<Record<string, bigint>>;
   readonly problems: readonly string[];
 }
 
@@ -88,9 +89,9 @@ class ChainWalk {
   rows = 0;
   transactions = 0;
   hashAtCheckpoint: string | undefined;
-  readonly balances = new Map<string, number>();
+  readonly balances = new Map<string, bigint>();
   readonly problems: string[] = [];
-  #open: { id: string; debits: number; credits: number; entries: number } | undefined;
+  #open: { id: string; debits: bigint; credits: bigint; entries: number } | undefined;
 
   constructor(readonly tenantId: string, readonly checkpointSeq: number) {
     if (checkpointSeq === 0) this.hashAtCheckpoint = this.previousHashHex;
@@ -105,19 +106,22 @@ class ChainWalk {
     this.lastSeq = event.ledger_seq;
     this.rows += 1;
     if (event.ledger_seq === this.checkpointSeq) this.hashAtCheckpoint = row.rowHashHex;
-    const signed = event.side === 'debit' ? event.amount_cents : -event.amount_cents;
-    this.balances.set(event.account, (this.balances.get(event.account) ?? 0) + signed);
+    // One amount is a safe integer; only sums need bigint. Any other amount was reported by rowProblems (its fields
+    // cannot be encoded) and counts as 0 here, so the walk goes on to report the rest.
+    const amountCents = Number.isSafeInteger(event.amount_cents) ? BigInt(event.amount_cents) : 0n;
+    const signed = event.side === 'debit' ? amountCents : -amountCents;
+    this.balances.set(event.account, (this.balances.get(event.account) ?? 0n) + signed);
     if (this.#open?.id !== event.transaction_id) this.#closeTransaction(event.transaction_id);
     const open = this.#open!;
     open.entries += 1;
-    if (event.side === 'debit') open.debits += event.amount_cents;
-    else open.credits += event.amount_cents;
+    if (event.side === 'debit') open.debits += amountCents;
+    else open.credits += amountCents;
   }
 
   finish(): void {
     this.#closeTransaction(undefined);
-    const total = [...this.balances.values()].reduce((sum, balance) => sum + balance, 0);
-    if (total !== 0) this.problems.push(`balances sum to ${total}, not 0`);
+    const total = [...this.balances.values()].reduce((sum, balance) => sum + balance, 0n);
+    if (total !== 0n) this.problems.push(`balances sum to ${total}, not 0`);
   }
 
   #closeTransaction(nextId: string | undefined): void {
@@ -127,7 +131,7 @@ class ChainWalk {
       if (open.entries < 2) this.problems.push(`transaction ${open.id} has ${open.entries} entry`);
       if (open.debits !== open.credits) this.problems.push(`transaction ${open.id} is unbalanced: debits ${open.debits}, credits ${open.credits}`);
     }
-    this.#open = nextId === undefined ? undefined : { id: nextId, debits: 0, credits: 0, entries: 0 };
+    this.#open = nextId === undefined ? undefined : { id: nextId, debits: 0n, credits: 0n, entries: 0 };
   }
 }
 

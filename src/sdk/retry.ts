@@ -1,4 +1,4 @@
-// The retry rules as pure functions (spec "Retry rules", client-wire.md §10), so the transport stays a loop and
+// The retry rules as pure functions (spec "Retry rules", docs/sdk.md#retries), so the transport stays a loop and
 // the rules can be read and tested on their own.
 import { retryAfterMaxMs, retryBackoffBaseMs, retryBackoffJitterMs, retryBackoffMaxMs } from './defaults.ts';
 

@@ -1,5 +1,5 @@
 // The wire objects the SDK returns, as the service sends them (snake_case, docs/engine.md, docs/ledger.md,
-// client-wire.md). Fields the server may add later are allowed by the index signatures of the open objects.
+// docs/wire-compatibility.md). Fields the server may add later are allowed by the index signatures of the open objects.
 
 export type JsonObject = { [key: string]: unknown };
 
@@ -117,7 +117,7 @@ export interface SettlementAnswer extends Intent {
   };
 }
 
-/** `POST /verify` (client-wire.md §5): 200 for allow and deny alike. */
+/** `POST /verify` (docs/capabilities.md#post-verify): 200 for allow and deny alike. */
 export interface VerifyResult {
   readonly allow: boolean;
   readonly tenant: string;

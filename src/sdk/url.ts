@@ -1,5 +1,6 @@
-// The gateway base URL (spec rules 3 and 5, client-wire.md §0): the explicit option, else SVC_GATEWAY_URL, else
-// SVC_GATEWAY_BASE_URL, else the self-hosted default. https unless the host is loopback; never a `/v1` appended.
+// The gateway base URL (rules 3 and 5 of docs/wire-compatibility.md#rules-every-surface-follows): the explicit option,
+// else SVC_GATEWAY_URL, else SVC_GATEWAY_BASE_URL, else the self-hosted default. https unless the host is loopback;
+// never a `/v1` appended.
 import { isIP } from 'node:net';
 import { gatewayBaseUrlDefault } from './defaults.ts';
 import { InsecureGatewayUrlError, SvcConfigurationError } from './errors.ts';

@@ -1,5 +1,6 @@
 // Issuing and revoking service-account API keys. The full key exists only in the answer to its creation.
 import { mintApiKey, type ApiKeyKind, type Environment } from '../credentials/api-key.ts';
+import { normalizeScopes } from '../credentials/mcp-scopes.ts';
 import type { Role } from '../credentials/roles.ts';
 import { insertApiKey, revokeApiKey, type ApiKeyRecord } from '../db/api-key-repository.ts';
 import { credentialRevocationChannel } from '../credentials/authenticator.ts';
@@ -14,7 +15,8 @@ export interface IssuedApiKey {
 export interface ApiKeyRequest {
   readonly role: Role;
   readonly name?: string;
-  /** Present for a restricted key (`svc_rk_…`), which is limited to these scopes as well as its role. */
+  /** Present for a restricted key (`svc_rk_…`), which is limited to these scopes as well as its role: catalogue scopes
+   * (`mcp.spend:write`) or preset names, which are expanded; anything else is refused (src/credentials/mcp-scopes.ts). */
   readonly scopes?: readonly string[];
 }
 
@@ -30,7 +32,7 @@ export async function issueApiKey(
     kind,
     role: request.role,
     name: request.name ?? '',
-    scopes: [...new Set(request.scopes ?? [])].sort(),
+    scopes: normalizeScopes(request.scopes ?? []),
     secretSha256: minted.secretSha256,
   });
   return { record, apiKey: minted.apiKey };

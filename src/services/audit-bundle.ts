@@ -1,4 +1,4 @@
-// The audit bundle format (client-wire.md §9, DESIGN.md §6, docs/audit-exports.md): a ZIP holding a signed
+// The audit bundle format (docs/audit-exports.md): a ZIP holding a signed
 // `manifest.json` (kind svc.audit_export_manifest_v1) that lists every other file with its SHA-256 and size, plus
 // intents.jsonl, ledger.jsonl and ledger-checkpoint.json. Building and verifying live here, with no database and no
 // network, so that `svc audit verify` checks a bundle offline with the same code the gateway builds it with.
@@ -103,7 +103,17 @@ const hex64 = /^[0-9a-f]{64}$/;
  * every listed file's SHA-256 and size, no unlisted file, the ledger chain of ledger.jsonl from genesis, and the
  * signed checkpoint naming its tip. Never throws for a bad bundle: every finding is a problem in the report.
  */
-export function verifyAuditBundle(zip: Uint8Array, options: { publicKeyHex?: string | undefined } = {}): AuditBundleReport {
+/** How far an offline verification has got, for a progress display: files checked, then ledger lines. */
+export interface AuditBundleProgress {
+  readonly phase: 'files' | 'ledger';
+  readonly done: number;
+  readonly total: number;
+}
+
+export function verifyAuditBundle(
+  zip: Uint8Array,
+  options: { publicKeyHex?: string | undefined; onProgress?: ((progress: AuditBundleProgress) => void) | undefined } = {},
+): AuditBundleReport {
   const problems: string[] = [];
   const keySource = options.publicKeyHex === undefined ? 'embedded' : 'given';
   const result = { keySource, signingPublicKeyHex: null as string | null, tenantId: null as string | null, jobId: null as string | null, files: 0, ledgerRows: 0, checkpointLedgerSeq: null as number | null } as const;
@@ -149,7 +159,8 @@ export function verifyAuditBundle(zip: Uint8Array, options: { publicKeyHex?: str
   const listed = new Set<string>();
   const artifacts = Array.isArray(manifest.artifacts) ? (manifest.artifacts as unknown[]) : [];
   if (!Array.isArray(manifest.artifacts)) problems.push('manifest artifacts is not a list');
-  for (const artifact of artifacts) {
+  for (const [artifactIndex, artifact] of artifacts.entries()) {
+    options.onProgress?.({ phase: 'files', done: artifactIndex, total: artifacts.length });
     const { path, sha256_hex: digestHex, size_bytes: size } = (artifact ?? {}) as { path?: unknown; sha256_hex?: unknown; size_bytes?: unknown };
     if (typeof path !== 'string' || path === auditBundlePaths.manifest || listed.has(path)) {
       problems.push(`manifest lists an invalid or repeated path ${JSON.stringify(path)}`);
@@ -168,7 +179,7 @@ export function verifyAuditBundle(zip: Uint8Array, options: { publicKeyHex?: str
     if (path !== auditBundlePaths.manifest && !listed.has(path)) problems.push(`${path}: in the bundle but not listed in the manifest`);
   }
 
-  const chain = verifyLedgerFiles(entries, tenantId, signingKeyHex ?? options.publicKeyHex ?? null, problems);
+  const chain = verifyLedgerFiles(entries, tenantId, signingKeyHex ?? options.publicKeyHex ?? null, problems, options.onProgress);
   const manifestSeq = typeof manifest.checkpoint_last_ledger_seq === 'number' ? manifest.checkpoint_last_ledger_seq : 0;
   if (chain.checkpointSeq !== null && chain.checkpointSeq !== manifestSeq) {
     problems.push(`manifest checkpoint_last_ledger_seq is ${manifestSeq}, the checkpoint names ${chain.checkpointSeq}`);
@@ -182,6 +193,7 @@ function verifyLedgerFiles(
   tenantId: string | null,
   signingKeyHex: string | null,
   problems: string[],
+  onProgress?: (progress: AuditBundleProgress) => void,
 ): { rows: number; checkpointSeq: number | null } {
   const ledgerBytes = entries[auditBundlePaths.ledger];
   const checkpointBytes = entries[auditBundlePaths.checkpoint];
@@ -194,6 +206,7 @@ function verifyLedgerFiles(
   let rows = 0;
   const lines = strFromU8(ledgerBytes).split('\n').filter((line) => line !== '');
   for (const [index, text] of lines.entries()) {
+    onProgress?.({ phase: 'ledger', done: index, total: lines.length });
     const where = `${auditBundlePaths.ledger} line ${index + 1}`;
     let line: LedgerLine;
     try {

@@ -1,5 +1,5 @@
-// Audit exports (client-wire.md §9, docs/audit-exports.md): building a tenant's bundle in one snapshot, storing the
-// job, and issuing the download JWT bound to one job (DESIGN.md §2). The bundle is built synchronously in the create
+// Audit exports (docs/audit-exports.md): building a tenant's bundle in one snapshot, storing the
+// job, and issuing the download JWT bound to one job. The bundle is built synchronously in the create
 // request (status `ready` at once); a job queue with `pending` jobs is a later change.
 import { randomBytes, sign } from 'node:crypto';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';

@@ -1,4 +1,4 @@
-// Capability verification and spend reservations (client-wire.md §5, DESIGN.md §3, docs/capabilities.md).
+// Capability verification and spend reservations (docs/capabilities.md).
 //
 // POST /verify answers 200 for every well-formed request: `allow` true with a decision that reserves the requested
 // cents against the intent, or false with one deny code. The intent row is locked while the reservations are summed
@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
 import { lockIntent, type Intent } from '../db/intent-repository.ts';
+import { safeIntegerOf } from '../db/safe-integer.ts';
 import {
   completeReservedDecision,
   findSpendDecision,
@@ -96,7 +97,8 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
       code,
       message: code === null ? allowMessage : denyMessages[code],
       reason_codes: reasonCodes,
-      remaining_cents: Number(remainingCents),
+      // At most the intent's amount, itself a safe integer: the checked conversion asserts it.
+      remaining_cents: safeIntegerOf(remainingCents, 'remaining_cents'),
       operation,
       requested_spend_cents: request.requestedSpendCents,
     };

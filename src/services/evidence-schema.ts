@@ -10,7 +10,7 @@ import { BoundedCache } from '../credentials/bounded-cache.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { evidenceSchemaCacheEntriesMax, jsonNestingDepthMax } from '../limits.ts';
 import { validationFields } from '../platform/validation.ts';
-import { canonicalJson } from '../signing/canonical-json.ts';
+import { canonicalJson, CanonicalJsonError } from '../signing/canonical-json.ts';
 
 const annotationKeywords = new Set(['$schema', '$id', 'title', 'description', 'examples', 'default', '$comment']);
 const valueKeywords = new Set([
@@ -55,11 +55,22 @@ export function unsupportedEvidenceSchemaKeyword(schema: unknown, pointer = '', 
 const evidenceAjv = new Ajv({ strict: false, allErrors: true, validateSchema: true });
 const compiled = new BoundedCache<string, ValidateFunction>(evidenceSchemaCacheEntriesMax, Number.POSITIVE_INFINITY);
 
+/** The schema's canonical JSON. Each schema level above may span two JSON levels (`properties`, then a name), so a
+ * schema within the subset's depth can still nest deeper than canonical JSON allows: that too is the caller's fault. */
+function canonicalSchemaText(schema: unknown): string {
+  try {
+    return canonicalJson(schema);
+  } catch (error) {
+    if (error instanceof CanonicalJsonError) throw new ServiceError('intent.evidence_schema_invalid', { details: { reason: error.message } });
+    throw error;
+  }
+}
+
 /** Checks and compiles an evidence schema; 400 `intent.evidence_schema_invalid` naming the place at fault. */
 export function compileEvidenceSchema(schema: unknown): ValidateFunction {
   const unsupported = unsupportedEvidenceSchemaKeyword(schema);
   if (unsupported) throw new ServiceError('intent.evidence_schema_invalid', { details: { pointer: unsupported } });
-  const digest = createHash('sha256').update(canonicalJson(schema)).digest('hex');
+  const digest = createHash('sha256').update(canonicalSchemaText(schema)).digest('hex');
   const cached = compiled.get(digest);
   if (cached) return cached;
   let validate: ValidateFunction;

@@ -1,6 +1,7 @@
-// Recording evidence for a funded intent (client-wire.md §3, DESIGN.md §3): the payee's EvidenceSignV1 signature
-// with the key committed at creation, the payload's shape against the intent's evidence schema, then the release
-// rule evaluated and stored. The state moves to evidence_recorded whether the rule passed or not; confirm acts on it.
+// Recording evidence for a funded intent (docs/engine.md#evidence--post-harborintentsidevidence): the payee's
+// EvidenceSignV1 signature with the key committed at creation, the payload's shape against the intent's evidence
+// schema, then the release rule evaluated and stored. The state moves to evidence_recorded whether the rule passed or
+// not; confirm acts on it.
 import { queueEvidenceInsert } from '../db/evidence-repository.ts';
 import { lockIntent, queueEvidenceRecordedTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';

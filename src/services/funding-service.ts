@@ -1,4 +1,5 @@
-// Funding an open intent through its rail's 402 handshake (spec: Errors 402; DESIGN.md §3; client-wire.md §2).
+// Funding an open intent through its rail's 402 handshake (spec: Errors 402;
+// docs/engine.md#funding--post-harborintentsidfund, docs/rails.md).
 //
 // No credential: 402 with the rail's challenge. A credential: the rail judges it against the challenge it names.
 // Success moves the money (ledger) and funds the intent, once: the intent row is locked for the whole
@@ -39,7 +40,7 @@ export interface FundRequest {
   readonly keyring: GatewayKeyring;
 }
 
-/** The fields every fund answer carries (client-wire.md §2), 200, 202 and 402 alike. */
+/** The fields every fund answer carries (docs/engine.md#funding--post-harborintentsidfund), 200, 202 and 402 alike. */
 function fundBody(intent: Intent, funding: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return {
     tenant: intent.tenantId,

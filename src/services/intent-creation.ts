@@ -1,11 +1,11 @@
-// Creating an intent from a principal-signed envelope (client-wire.md §1, DESIGN.md §3): the signing version is
-// gated first, then the body's shape, the release rule (inline, by reference, or bound to the policy head), the
-// evidence schema, and the principal's Ed25519 signature over the exact bytes the client signed.
+// Creating an intent from a principal-signed envelope (docs/engine.md#creating-an-intent--post-harborintents): the
+// signing version is gated first, then the body's shape, the release rule (inline, by reference, or bound to the policy
+// head), the evidence schema, and the principal's Ed25519 signature over the exact bytes the client signed.
 import { findPolicyHead, findPolicyVersion, type PolicyVersion } from '../db/policy-repository.ts';
 import { insertIntent, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
-import { allowedToolLengthMax, allowedToolsMax, didLengthMax } from '../limits.ts';
+import { allowedToolLengthMax, allowedToolsMax, didLengthMax, policyVersionSeqMax } from '../limits.ts';
 import { isUniqueViolation, type Queryable } from '../platform/database.ts';
 import { compileBodyValidator } from '../platform/validation.ts';
 import { compilePredicate, findPreset } from '../predicate/index.ts';
@@ -68,7 +68,7 @@ const assertCreateBody: (value: unknown) => asserts value is CreateIntentBody = 
         { type: 'null' },
         {
           type: 'object', additionalProperties: false, required: ['template_id', 'version_seq'],
-          properties: { template_id: { type: 'string', pattern: '^[a-z0-9_]{1,64}$' }, version_seq: { type: 'integer', minimum: 1 } },
+          properties: { template_id: { type: 'string', pattern: '^[a-z0-9_]{1,64}$' }, version_seq: { type: 'integer', minimum: 1, maximum: policyVersionSeqMax } },
         },
       ],
     },
@@ -115,7 +115,7 @@ async function resolveRule(tx: Queryable, tenantId: string, body: CreateIntentBo
   return { predicate: version.materializedPredicate, policy: { version } };
 }
 
-/** The completion-contract tail of a pinned archetype preset (client-wire.md §1.5). */
+/** The completion-contract tail of a pinned archetype preset (docs/signing.md#signed-structures). */
 function completionContractFor(presetId: string | undefined): CompletionContractSign | undefined {
   if (presetId === undefined) return undefined;
   const preset = findPreset(presetId);
@@ -130,7 +130,8 @@ function completionContractFor(presetId: string | undefined): CompletionContract
 }
 
 export async function createIntent(tx: Queryable, principal: Principal, rawBody: unknown): Promise<Intent> {
-  // Versions before shape (STYLE.md point 11): a v4 body is "deprecated", not "missing payee_pubkey".
+  // Versions before shape, since another version may have another shape: a v4 body is "deprecated", not "missing
+  // payee_pubkey".
   assertFundableSigningVersion((rawBody as { signing_version?: unknown } | null)?.signing_version);
   assertCreateBody(rawBody);
   const body = rawBody;
@@ -168,8 +169,8 @@ export async function createIntent(tx: Queryable, principal: Principal, rawBody:
         : {}),
       ...(completionContract ? { completion_contract: completionContract } : {}),
     });
-  // With a pinned preset the client may or may not have appended the completion-contract tail (client-wire.md
-  // §1.5 leaves it open): accept either, the tail first.
+  // With a pinned preset the client may or may not have appended the completion-contract tail (the client does
+  // not pin it down; docs/engine.md#creating-an-intent--post-harborintents): accept either, the tail first.
   const tail = completionContractFor(body.completion_preset_id);
   const verified = (tail !== undefined && verifyEd25519(principalPubkey, signed(tail), signature)) || verifyEd25519(principalPubkey, signed(undefined), signature);
   if (!verified) throw new ServiceError('signing.signature_invalid', { details: { field: 'principal_signature' } });

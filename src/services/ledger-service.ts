@@ -1,8 +1,9 @@
-// The double-entry ledger (DESIGN.md §3, docs/ledger.md): account names, the three transaction shapes, posting a
+// The double-entry ledger (docs/ledger.md): account names, the three transaction shapes, posting a
 // balanced transaction inside the caller's tenant transaction, and the signed tip checkpoint auditors pin.
 import { sign } from 'node:crypto';
 import type { LedgerLine } from './audit-bundle.ts';
 import { findLedgerHead, queueLedgerPost, type LedgerRow } from '../db/ledger-repository.ts';
+import { safeIntegerOf } from '../db/safe-integer.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
 import type { Queryable } from '../platform/database.ts';
 import type { GatewayKey } from '../platform/gateway-keys.ts';
@@ -208,7 +209,8 @@ export function ledgerLine(row: LedgerRow): LedgerLine {
     entry_index: row.entryIndex,
     account: row.account,
     side: row.side === 0 ? 'debit' : 'credit',
-    amount_cents: row.amountCents,
+    // A JSON number: one row's amount is a safe integer, as posting requires; a stored one that is not is refused.
+    amount_cents: safeIntegerOf(row.amountCents, 'ledger: amount_cents'),
     currency: row.currency,
     event_kind: row.eventKind,
     recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),

@@ -20,8 +20,9 @@ export interface LedgerVerifyReport {
   readonly tipRowHashHex: string;
   /** One sentence per problem found, at most ledgerVerifyProblemsMax, then a count of the rest. */
   readonly problems: string[];
-  /** Every account the ledger touches: debits − credits, in cents, by account name. */
-  readonly balances: Record<string, number>;
+  /** Every account the ledger touches: debits − credits, in cents, by account name. Bigint because no limit bounds
+   * a balance: a tenant's escrow or a rail's funding account can pass 2^53 cents (docs/ledger.md). */
+  readonly balances: Record<string, bigint>;
 }
 
 /** Ledger activity that a state admits: how many fund, release and refund transactions, and whether escrow holds
@@ -100,9 +101,11 @@ class LedgerCheck {
       this.problem(`row ${seq}: side ${row.side} is neither debit (0) nor credit (1)`);
       return;
     }
-    const delta = BigInt(row.amountCents);
+    const delta = row.amountCents;
     this.#balances.set(row.account, (this.#balances.get(row.account) ?? 0n) + (side === 'debit' ? delta : -delta));
-    this.#addToTransaction(row, { account: row.account, side, amountCents: row.amountCents });
+    // A stored amount past the safe integers becomes an unsafe number here, which ledgerTransactionProblems reports;
+    // the balances above were summed from the exact value.
+    this.#addToTransaction(row, { account: row.account, side, amountCents: Number(row.amountCents) });
   }
 
   #checkBody(row: LedgerRow): void {
@@ -198,10 +201,10 @@ class LedgerCheck {
       if (count !== expected[kind]) this.problem(`${where}: ${count} ${kind} transaction(s), expected ${expected[kind]}`);
     }
     const escrow = this.#balances.get(ledgerAccounts.escrow(intent.intentId)) ?? 0n;
-    const escrowExpected = expected.escrowHeld ? BigInt(intent.amountCents) : 0n;
+    const escrowExpected = expected.escrowHeld ? intent.amountCents : 0n;
     if (escrow !== escrowExpected) this.problem(`${where}: escrow balance ${escrow}, expected ${escrowExpected}`);
     for (const move of moves) {
-      if (move.amountCents !== BigInt(intent.amountCents) || move.currency !== intent.currency) {
+      if (move.amountCents !== intent.amountCents || move.currency !== intent.currency) {
         this.problem(`${where}: the ${move.kind} at row ${move.firstSeq} moves ${move.amountCents} ${move.currency}, the intent is ${intent.amountCents} ${intent.currency}`);
       }
     }
@@ -213,6 +216,13 @@ class LedgerCheck {
       this.problem(`intent ${intentId}: ${moves.length} ledger transaction(s), but no such intent`);
     }
     this.#moves.clear();
+  }
+
+  /** After the last row: every balanced transaction nets to zero, so the balances of all accounts must too. */
+  endOfBalances(): void {
+    let total = 0n;
+    for (const balance of this.#balances.values()) total += balance;
+    if (total !== 0n) this.problem(`the balances of all accounts sum to ${total}, not 0`);
   }
 
   report(): LedgerVerifyReport {
@@ -227,25 +237,33 @@ class LedgerCheck {
       tipSeq: this.#lastSeq,
       tipRowHashHex: this.#lastRowHash.toString('hex'),
       problems,
-      balances: Object.fromEntries(accounts.map((account) => [account, Number(this.#balances.get(account))])),
+      balances: Object.fromEntries(accounts.map((account) => [account, this.#balances.get(account)!])),
     };
   }
+}
+
+export interface LedgerVerifyOptions {
+  /** Called after each batch of rows (ledgerVerifyBatchRows) with the number of rows checked so far. */
+  readonly onProgress?: (rowsChecked: number) => void;
 }
 
 /**
  * Verifies one tenant's ledger inside `tx`, which should be a system-role transaction with one snapshot for every
  * read (REPEATABLE READ: verifyTenantLedger), so postings committed meanwhile cannot look like a broken head.
  */
-export async function verifyLedger(tx: Queryable, tenantId: string): Promise<LedgerVerifyReport> {
+export async function verifyLedger(tx: Queryable, tenantId: string, options: LedgerVerifyOptions = {}): Promise<LedgerVerifyReport> {
   if (!(await findTenant(tx, tenantId))) throw new ServiceError('tenant.not_found', { details: { tenant_id: tenantId } });
   const check = new LedgerCheck(tenantId);
-  for (let afterSeq = 0; ; ) {
+  for (let afterSeq = 0, rowsChecked = 0; ; ) {
     const rows = await listLedgerRows(tx, tenantId, afterSeq, ledgerVerifyBatchRows);
     for (const row of rows) check.row(row);
+    rowsChecked += rows.length;
+    options.onProgress?.(rowsChecked);
     if (rows.length < ledgerVerifyBatchRows) break;
     afterSeq = rows.at(-1)!.ledgerSeq;
   }
   check.endOfRows(await findLedgerHead(tx, tenantId));
+  check.endOfBalances();
   for (let afterIntentId: string | undefined; ; ) {
     const intents = await listIntentLedgerFacts(tx, tenantId, afterIntentId, ledgerVerifyBatchRows);
     for (const intent of intents) check.intent(intent);
@@ -257,6 +275,6 @@ export async function verifyLedger(tx: Queryable, tenantId: string): Promise<Led
 }
 
 /** verifyLedger as the system role in one REPEATABLE READ snapshot: what `svc ledger verify` runs. */
-export function verifyTenantLedger(database: Database, tenantId: string): Promise<LedgerVerifyReport> {
-  return database.system((tx) => verifyLedger(tx, tenantId), { isolation: 'repeatable read' });
+export function verifyTenantLedger(database: Database, tenantId: string, options: LedgerVerifyOptions = {}): Promise<LedgerVerifyReport> {
+  return database.system((tx) => verifyLedger(tx, tenantId, options), { isolation: 'repeatable read' });
 }

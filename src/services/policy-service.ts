@@ -1,5 +1,5 @@
-// Tenant policy rules (DESIGN.md §4): drafting numbered immutable versions from managed templates, rolling a
-// version out as the head, and rolling back to an earlier version only against an explicit precondition.
+// Tenant policy rules (docs/decisions.md#policy-registry): drafting numbered immutable versions from managed templates,
+// rolling a version out as the head, and rolling back to an earlier version only against an explicit precondition.
 import { createHash } from 'node:crypto';
 import { materializeTemplate } from '../predicate/index.ts';
 import { canonicalJson } from '../signing/canonical-json.ts';

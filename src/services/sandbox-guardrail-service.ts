@@ -1,7 +1,7 @@
-// Sandbox guardrails (client-wire.md §12.1, DESIGN.md §3, docs/capabilities.md): a sandbox tenant's key alone
-// creates an unsigned intent (signing_version 0), funds it through the simulator and hands back its capability
-// token, in one transaction; evidence for it is then evaluated and settled at once. Nothing here is reachable by a
-// live tenant, and the evidence route never touches a signed intent.
+// Sandbox guardrails (docs/capabilities.md): a sandbox tenant's key alone creates an unsigned intent
+// (signing_version 0), funds it through the simulator and hands back its capability token, in one transaction;
+// evidence for it is then evaluated and settled at once. Nothing here is reachable by a live tenant, and the
+// evidence route never touches a signed intent.
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../credentials/principal.ts';
 import { queueEvidenceInsert } from '../db/evidence-repository.ts';
@@ -59,7 +59,15 @@ function assertMetadataFits(metadata: Record<string, unknown> | undefined): void
   }
 }
 
+/** The rule a bootstrap applies when it names neither a preset nor a template, with the template's default
+ * parameters: the public client's first-run command and its MCP tool send only the operation and the amount. */
+export const defaultCompletionTemplateId = 'completion_v1';
+
+/** Where the release rule came from, echoed in the answer as `completion_source`. */
+type CompletionSource = 'preset' | 'template' | 'default';
+
 interface Completion {
+  readonly source: CompletionSource;
   readonly presetId: string | null;
   readonly templateId: string;
   readonly parameters: Readonly<Record<string, unknown>>;
@@ -67,32 +75,39 @@ interface Completion {
   readonly evidenceSchema: Record<string, unknown>;
 }
 
-/** The release rule and evidence schema: a preset's, or a template's with the caller's parameters and schema. */
+/** A preset's rule and evidence schema; the preset stands alone. */
+function presetCompletion(body: BootstrapBody & { completion_preset: string }): Completion {
+  const conflicting = (['template_id', 'parameters', 'evidence_schema'] as const).filter((field) => body[field] !== undefined);
+  if (conflicting.length > 0) throw new ServiceError('sandbox.completion_conflict', { details: { conflicting_fields: ['completion_preset', ...conflicting] } });
+  const preset = findPreset(body.completion_preset);
+  if (!preset) {
+    throw new ServiceError('sandbox.preset_unknown', { details: { supported: archetypePresets.map((candidate) => candidate.presetId) } });
+  }
+  const materialized = materializeTemplate(preset.templateId);
+  return {
+    source: 'preset',
+    presetId: preset.presetId,
+    templateId: materialized.templateId,
+    parameters: materialized.parameters,
+    predicate: materialized.predicate as unknown as Record<string, unknown>,
+    evidenceSchema: preset.evidenceSchema as Record<string, unknown>,
+  };
+}
+
+/** The release rule and evidence schema: a preset's; a template's with the caller's parameters and schema; or,
+ * with neither, the default template's with its default parameters and the caller's schema. */
 function resolveCompletion(body: BootstrapBody): Completion {
-  if (body.completion_preset !== undefined) {
-    const conflicting = (['template_id', 'parameters', 'evidence_schema'] as const).filter((field) => body[field] !== undefined);
-    if (conflicting.length > 0) throw new ServiceError('sandbox.completion_conflict', { details: { conflicting_fields: ['completion_preset', ...conflicting] } });
-    const preset = findPreset(body.completion_preset);
-    if (!preset) {
-      throw new ServiceError('sandbox.preset_unknown', { details: { supported: archetypePresets.map((candidate) => candidate.presetId) } });
-    }
-    const materialized = materializeTemplate(preset.templateId);
-    return {
-      presetId: preset.presetId,
-      templateId: materialized.templateId,
-      parameters: materialized.parameters,
-      predicate: materialized.predicate as unknown as Record<string, unknown>,
-      evidenceSchema: preset.evidenceSchema as Record<string, unknown>,
-    };
+  if (body.completion_preset !== undefined) return presetCompletion({ ...body, completion_preset: body.completion_preset });
+  // Parameters belong to a template: without one they would silently configure a rule the caller did not name.
+  if (body.template_id === undefined && body.parameters !== undefined) {
+    throw new ServiceError('sandbox.completion_conflict', { details: { missing_fields: ['template_id'], given_fields: ['parameters'] } });
   }
-  if (body.template_id === undefined) {
-    const given = (['parameters', 'evidence_schema'] as const).filter((field) => body[field] !== undefined);
-    throw new ServiceError('sandbox.completion_conflict', { details: { missing_fields: ['completion_preset', 'template_id'], given_fields: given } });
-  }
-  const materialized = materializeTemplate(body.template_id, body.parameters);
+  const source: CompletionSource = body.template_id === undefined ? 'default' : 'template';
+  const materialized = materializeTemplate(body.template_id ?? defaultCompletionTemplateId, body.parameters);
   const evidenceSchema = body.evidence_schema ?? { type: 'object' };
   compileEvidenceSchema(evidenceSchema);
   return {
+    source,
     presetId: null,
     templateId: materialized.templateId,
     parameters: materialized.parameters,
@@ -164,6 +179,7 @@ export async function bootstrapGuardrail(
     settlement_mode: settlementMode,
     simulator_event: { type: 'funding.simulated', reference, amount_cents: funded.amountCents, currency },
     allowed_tools: funded.allowedTools,
+    completion_source: completion.source,
     completion_preset: completion.presetId,
     template_id: completion.templateId,
     parameters: completion.parameters,

@@ -1,6 +1,6 @@
-// Settlement (DESIGN.md §3): confirm carries out what the stored evaluation implies — passed → release to the
-// payee, failed → refund to the principal — and a funded intent past its deadline without evidence is refunded.
-// The ledger transaction and the state change commit together.
+// Settlement (docs/engine.md#settlement--post-harborintentsidsettlementconfirm): confirm carries out what the stored
+// evaluation implies — passed → release to the payee, failed → refund to the principal — and a funded intent past its
+// deadline without evidence is refunded. The ledger transaction and the state change commit together.
 import { randomUUID } from 'node:crypto';
 import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';

@@ -1,4 +1,4 @@
-// Sign-in with a one-time code (DESIGN.md §2, docs/sign-in.md): login/start creates a challenge and mails a code;
+// Sign-in with a one-time code (docs/sign-in.md): login/start creates a challenge and mails a code;
 // challenges/verify trades the right code for a session JWT. Every answer about a code is the same 401
 // `auth.code_invalid`, and a challenge for an unknown email behaves exactly like any other, so neither route tells
 // whether an email has an account.

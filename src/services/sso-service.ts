@@ -1,4 +1,4 @@
-// Single sign-on with OpenID Connect (DESIGN.md §2, docs/sso.md). A tenant's admin configures its identity provider;
+// Single sign-on with OpenID Connect (docs/sso.md). A tenant's admin configures its identity provider;
 // sso/start builds an authorization request (PKCE S256, state, nonce, all stored); sso/callback trades the code with
 // openid-client, which checks state, issuer, PKCE, and the ID token's signature, audience and nonce. Then the email
 // must be verified and in an allowed domain, and the person is provisioned just in time with the default role.

@@ -1,5 +1,6 @@
-// The field-order table of every `ed25519-sha256-json-v1` artifact kind (client-wire.md §8-§9): the order the
-// canonical bytes are written in, each field's type and presence rule, and which material fields the kind carries.
+// The field-order table of every `ed25519-sha256-json-v1` artifact kind
+// (docs/signing.md#signed-artifacts-ed25519-sha256-json-v1): the order the canonical bytes are written in, each field's
+// type and presence rule, and which material fields the kind carries.
 
 export const artifactSignatureAlgorithm = 'ed25519-sha256-json-v1';
 
@@ -364,7 +365,8 @@ const auditExportManifest: ArtifactKind = {
   schemaVersions: [1],
   algorithmField: 'signing_algorithm',
   digestField: 'signed_payload_sha256_hex',
-  // The client re-serializes the manifest core with JSON.stringify (client-wire.md §9): no HTML escaping.
+  // The client re-serializes the manifest core with JSON.stringify, so no HTML escaping
+  // (docs/signing.md#signed-artifacts-ed25519-sha256-json-v1).
   htmlEscape: false,
   fields: [
     { name: 'schema_version', type: 'const', value: 1 },

@@ -142,7 +142,8 @@ function assertTrusted(publicKeyHex: string, trusted: VerifyArtifactOptions['tru
   if (!trustedHex.includes(publicKeyHex)) fail('artifact.key_untrusted', { field: 'signing_public_key_ed25519_hex' });
 }
 
-/** An agent receipt's operator counter-signature: same digest, the operator's key (client-wire.md §8.4). */
+/** An agent receipt's operator counter-signature: same digest, the operator's key
+ * (docs/signing.md#signed-artifacts-ed25519-sha256-json-v1). */
 function verifyOperatorAttestation(attestation: unknown, body: Record<string, unknown>, digestHex: string, digest: Uint8Array): void {
   const field = 'operator_attestation';
   if (!isPlainObject(attestation)) malformed(field, 'must be an object');

@@ -1,6 +1,6 @@
 // Canonical JSON: compact, object keys sorted recursively, numbers and strings formatted as JavaScript's
 // JSON.stringify formats them. This is the byte form behind every BLAKE3 digest a client signs
-// (client-wire.md §12.3) and behind the predicate size limit.
+// (docs/signing.md#digests) and behind the predicate size limit.
 import { jsonNestingDepthMax } from '../limits.ts';
 
 export class CanonicalJsonError extends Error {

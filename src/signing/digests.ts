@@ -1,4 +1,4 @@
-// The digests signed structures commit to: BLAKE3-256 over canonical JSON (client-wire.md §1.4), the allowed-tools
+// The digests signed structures commit to: BLAKE3-256 over canonical JSON (docs/signing.md#digests), the allowed-tools
 // and artifacts digests, and SHA-256 (node:crypto) for artifacts, proofs, request bodies and the ledger chain.
 import { createHash } from 'node:crypto';
 import { blake3 } from '@noble/hashes/blake3.js';

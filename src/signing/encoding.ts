@@ -42,8 +42,8 @@ export function base64ToBytes(text: unknown, field: string, byteLength?: number)
 }
 
 /**
- * Base64url with or without `=` padding, and standard base64 too (the Python client's padding is
- * UNCONFIRMED, client-wire.md §8.1). The two alphabets may not be mixed in one value.
+ * Base64url with or without `=` padding, and standard base64 too (the Python client's padding is not known, so every
+ * form is accepted: docs/signing.md#recognition-proofs). The two alphabets may not be mixed in one value.
  */
 export function base64UrlOrStandardToBytes(text: string, field: string): Uint8Array {
   const unpadded = text.endsWith('==') ? text.slice(0, -2) : text.endsWith('=') ? text.slice(0, -1) : text;

@@ -1,5 +1,5 @@
 // The ledger row body (our format, `format_version` 2, bincode 2) and the per-tenant hash chain over it:
-// row_hash = SHA-256(prev_row_hash ‖ body), starting from 32 zero bytes (DESIGN.md §3, docs/signing.md).
+// row_hash = SHA-256(prev_row_hash ‖ body), starting from 32 zero bytes (docs/signing.md).
 import { bincodeType as t, encodeBincode, type StructFields } from './bincode.ts';
 import { sha256 } from './digests.ts';
 import { valueInvalid } from './encoding.ts';

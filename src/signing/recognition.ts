@@ -1,5 +1,6 @@
-// Agent recognition proofs, the pure part (client-wire.md §8.1, DESIGN.md §3): decode the header, check the proof
-// against what the request is, and build proofs for clients and tests. Key lookup and nonces are the caller's (DB).
+// Agent recognition proofs, the pure part (docs/signing.md): decode the header, check the proof against what the
+// request is, and build proofs for clients and tests. Key lookup, first-use registration and nonces are the
+// caller's (src/services/recognition-service.ts).
 import { randomUUID } from 'node:crypto';
 import type { ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
@@ -96,11 +97,17 @@ export function decodeRecognitionProofHeader(headerValue: string | undefined): u
   }
 }
 
-/** Versions first (schema_version, kind, algorithm: `recognition.unsupported`), then the shape (`recognition.malformed`). */
+/**
+ * Versions first, then the shape (`recognition.malformed`). An unknown schema_version is
+ * `artifact.schema_version_unsupported`, as for every signed artifact; kind and algorithm are
+ * `recognition.unsupported`.
+ */
 export function parseRecognitionProof(value: unknown): RecognitionProof {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('recognition.malformed', { reason: 'proof is not a JSON object' });
   const proof = value as Record<string, unknown>;
-  if (proof.schema_version !== recognitionProofSchemaVersion) fail('recognition.unsupported', { field: 'schema_version' });
+  if (proof.schema_version !== recognitionProofSchemaVersion) {
+    fail('artifact.schema_version_unsupported', { field: 'schema_version', value: schemaVersionShown(proof.schema_version) });
+  }
   if (proof.kind !== recognitionProofKind) fail('recognition.unsupported', { field: 'kind' });
   if (proof.signature_algorithm !== artifactSignatureAlgorithm) fail('recognition.unsupported', { field: 'signature_algorithm' });
   const shapeError = recognitionShapeError(proof);
@@ -110,6 +117,13 @@ export function parseRecognitionProof(value: unknown): RecognitionProof {
 
 export function parseRecognitionProofHeader(headerValue: string | undefined): RecognitionProof {
   return parseRecognitionProof(decodeRecognitionProofHeader(headerValue));
+}
+
+/** The unknown schema_version echoed in the error, when it is a short scalar (never a caller's whole object). */
+function schemaVersionShown(value: unknown): number | string | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && value.length <= 16) return value;
+  return null;
 }
 
 /** The first field that does not have its shape, or undefined. Field sets are exact: nothing unsigned rides along. */

@@ -1,5 +1,6 @@
 // RFC 3339 timestamps exactly as a Rust server with `time::serde::rfc3339` reads and re-writes them, because the
-// signed bytes carry the re-written text, not the text the client sent (client-wire.md §1.4, docs/signing.md).
+// signed bytes carry the re-written text, not the text the client sent
+// (docs/signing.md#rfc-3339-as-a-rust-server-re-writes-it).
 import { ServiceError } from '../errors/service-error.ts';
 import { rfc3339TextLengthMax } from '../limits.ts';
 import { valueInvalid } from './encoding.ts';

@@ -1,11 +1,12 @@
 // The bincode layouts clients sign on the engine path: IntentCreationSign v4-v7 with the optional
-// CompletionContractSignV1 tail (client-wire.md §1.4-§1.5) and EvidenceSignV1 version 2 (§3.2).
+// CompletionContractSignV1 tail and EvidenceSignV1 version 2 (docs/signing.md#signed-structures).
 import { ServiceError } from '../errors/service-error.ts';
 import { bincodeType as t, encodeBincode, type StructFields } from './bincode.ts';
 import { allowedToolsDigest, artifactsDigest, jsonDigestBlake3 } from './digests.ts';
 import { normalizeRfc3339 } from './rfc3339.ts';
 
-/** Every IntentCreationSign version we can encode; 6 and 7 are the fundable ones (DESIGN.md §3). */
+/** Every IntentCreationSign version we can encode; 6 and 7 are the fundable ones
+ * (docs/wire-compatibility.md#signed-bytes). */
 export const intentSigningVersionsKnown = [4, 5, 6, 7] as const;
 export const intentSigningVersionsFundable = [6, 7] as const;
 export const intentSigningVersionsDeprecated = [4, 5] as const;
@@ -114,7 +115,7 @@ export interface EvidenceSign {
   readonly submitted_at: string;
 }
 
-/** Refuses an unknown version before anything else is looked at (STYLE.md point 11). */
+/** Refuses an unknown version before anything else is looked at, since another version may have another shape. */
 export function assertKnownSigningVersion(version: unknown): asserts version is IntentSigningVersion {
   if (!intentSigningVersionsKnown.includes(version as IntentSigningVersion)) {
     throw new ServiceError('signing.version_unsupported', { details: { field: 'signing_version', value: version } });
@@ -168,7 +169,7 @@ export interface IntentCreationSigningInput {
   readonly policy?: PolicyBindingSign;
   /** v6 and v7. */
   readonly payee_pubkey?: Uint8Array;
-  /** Appended when the client pinned a completion preset (client-wire.md §1.5). */
+  /** Appended when the client pinned a completion preset (docs/signing.md#signed-structures). */
   readonly completion_contract?: CompletionContractSign;
 }
 

@@ -1,8 +1,9 @@
 // Idempotency across processes: 50 concurrent identical requests under one key, spread over two server
 // processes on the same database, make exactly one state change and one set of ledger rows; every answer is the
-// same success or a 409 "in progress".
+// same success or a 409 "in progress". Once the first has finished, concurrent replays all get its stored answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/platform/database.ts';
+import { idempotencyLockId } from '../../src/platform/idempotency.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
@@ -78,5 +79,46 @@ describe('50 concurrent identical requests over two processes', () => {
     expect(fundRows).toBe(2);
     const report = await verifyTenantLedger(db, tenant.tenantId);
     expect(report.problems).toEqual([]);
+  });
+});
+
+describe('100 concurrent replays of a finished create over two processes', () => {
+  it('all get the stored answer, byte for byte, and none answers "in progress"', async () => {
+    const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
+    const headers = { 'idempotency-key': `replay-${body.intent_id}` };
+    const first = await call(servers[0]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, headers);
+    expect(first.status).toBe(201);
+    // Every replay holds the key's lock for its own short transaction; none may take another's for a running first.
+    const replays = await Promise.all(
+      Array.from({ length: 100 }, (_, index) => call(servers[index % 2]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, headers)),
+    );
+    expect(replays.map((replay) => replay.status).filter((status) => status !== 201)).toEqual([]);
+    expect(new Set(replays.map((replay) => replay.text))).toEqual(new Set([first.text]));
+    expect(replays.every((replay) => replay.headers.get('idempotent-replayed') === 'true')).toBe(true);
+
+    // A different body under the finished key is still refused as a reused key, from either process.
+    const other = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
+    for (const server of servers) {
+      const reused = await call(server.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', other, headers);
+      expect(reused.status).toBe(409);
+      expect(reused.json.error.code).toBe('idempotency.key_reused');
+    }
+  }, 60_000);
+
+  it('a key whose first request is still running answers 409 in progress', async () => {
+    const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
+    const key = `in-flight-${body.intent_id}`;
+    // Holding the key's lock from outside is exactly what a first request does while its transaction runs.
+    const client = await db.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [idempotencyLockId(tenant.tenantId, 'intent.create', key)]);
+      const answer = await call(servers[1]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, { 'idempotency-key': key });
+      expect(answer.status).toBe(409);
+      expect(answer.json.error.code).toBe('idempotency.request_in_progress');
+      await client.query('SELECT pg_advisory_unlock_all()');
+      expect((await call(servers[0]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, { 'idempotency-key': key })).status).toBe(201);
+    } finally {
+      client.release();
+    }
   });
 });

@@ -157,7 +157,7 @@ describe('funding handshakes', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toBe(settled.body);
     const report = await expectLedgerClean();
-    expect(report.balances[`intent:${intentId}:escrow`]).toBe(500);
+    expect(Number(report.balances[`intent:${intentId}:escrow`])).toBe(500);
   });
 
   it('MPP: decline → 402; pending → 202 then 200; malformed and unknown-challenge credentials → 402 problem+json', async () => {

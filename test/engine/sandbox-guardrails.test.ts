@@ -1,6 +1,6 @@
-// Sandbox guardrails over HTTP on a real Postgres (client-wire.md §12.1): bootstrap with a preset and with a
-// template, evidence that releases and evidence that refunds, every field the client requires with the type it
-// requires, the 400/403/404 refusals, idempotent bootstrap, and a clean ledger after each flow.
+// Sandbox guardrails over HTTP on a real Postgres: bootstrap with a preset, with a template and with neither (the
+// default rule), evidence that releases and evidence that refunds, every field the public client requires with
+// the type it requires, the 400/403/404 refusals, idempotent bootstrap, and a clean ledger after each flow.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/platform/database.ts';
@@ -97,7 +97,7 @@ describe('bootstrap and evidence', () => {
       'search.web',
       250,
     );
-    expect(answer).toMatchObject({ completion_preset: 'cost_and_completion', template_id: 'completion_budget_v1', allowed_tools: ['search.web'], metadata: { run: 'r-1' } });
+    expect(answer).toMatchObject({ completion_source: 'preset', completion_preset: 'cost_and_completion', template_id: 'completion_budget_v1', allowed_tools: ['search.web'], metadata: { run: 'r-1' } });
     const intent = await readIntent(answer.intent_id);
     expect(intent).toMatchObject({
       state: 'funded', signing_version: 0, principal_did: `did:svc:sandbox:${acme.tenantId}`, payee_did: 'did:svc:sandbox:payee',
@@ -130,7 +130,7 @@ describe('bootstrap and evidence', () => {
       'booking.create',
       1200,
     );
-    expect(answer).toMatchObject({ completion_preset: null, template_id: 'webhook_confirmation_v1', parameters: { expected_event_type: 'booking.confirmed', event_type_path: ['event_type'] } });
+    expect(answer).toMatchObject({ completion_source: 'template', completion_preset: null, template_id: 'webhook_confirmation_v1', parameters: { expected_event_type: 'booking.confirmed', event_type_path: ['event_type'] } });
     const refused = await evidence(answer.intent_id, { payload: { event_type: 7 } });
     expect([refused.statusCode, refused.json().error.code]).toEqual([422, 'evidence.schema_mismatch']);
     const settled = expectEvidenceAnswer(await evidence(answer.intent_id, { payload: { event_type: 'booking.cancelled' } }), answer.intent_id, 'refunded');
@@ -150,6 +150,31 @@ describe('bootstrap and evidence', () => {
     await expectLedgerClean();
   });
 
+  it('neither preset nor template: the default rule completion_v1 with its default parameters, echoed in the answer', async () => {
+    const answer = expectBootstrapAnswer(await bootstrap({ operation: 'search.web', requested_spend_cents: 40 }), 'search.web', 40);
+    expect(answer).toMatchObject({
+      completion_source: 'default', completion_preset: null, template_id: 'completion_v1',
+      parameters: { status_path: ['status'], expected_status: 'completed' },
+      predicate_dsl: { version: 1, root: { op: 'completion', path: ['status'], value: 'completed' } },
+      evidence_schema: { type: 'object' },
+    });
+    expect((await readIntent(answer.intent_id)).predicate_dsl).toEqual(answer.predicate_dsl);
+    expectEvidenceAnswer(await evidence(answer.intent_id, { payload: { status: 'completed' } }), answer.intent_id, 'released');
+
+    const failing = expectBootstrapAnswer(await bootstrap({ operation: 'search.web', requested_spend_cents: 41 }), 'search.web', 41);
+    expectEvidenceAnswer(await evidence(failing.intent_id, { payload: { status: 'failed' } }), failing.intent_id, 'refunded');
+    await expectLedgerClean();
+  });
+
+  it('an evidence_schema without a template keeps the default rule and applies the schema', async () => {
+    const evidenceSchema = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] };
+    const answer = expectBootstrapAnswer(await bootstrap({ operation: 'search.web', requested_spend_cents: 42, evidence_schema: evidenceSchema }), 'search.web', 42);
+    expect(answer).toMatchObject({ completion_source: 'default', template_id: 'completion_v1', evidence_schema: evidenceSchema });
+    const refused = await evidence(answer.intent_id, { payload: { outcome: 'completed' } });
+    expect([refused.statusCode, refused.json().error.code]).toEqual([422, 'evidence.schema_mismatch']);
+    expectEvidenceAnswer(await evidence(answer.intent_id, { payload: { status: 'completed' } }), answer.intent_id, 'released');
+  });
+
   it('an operation other than the bootstrapped one is 422', async () => {
     const answer = expectBootstrapAnswer(await bootstrap({ operation: 'search.web', requested_spend_cents: 10, completion_preset: 'sandbox_permissive' }), 'search.web', 10);
     const wrong = await evidence(answer.intent_id, { operation: 'payments.transfer' });
@@ -159,14 +184,14 @@ describe('bootstrap and evidence', () => {
 });
 
 describe('refusals', () => {
-  it('400: preset with a schema, a template_id or parameters; neither; unknown preset or template; a body tenant_id; bad amounts', async () => {
+  it('400: preset with a schema, a template_id or parameters; parameters without a template; unknown preset or template; a body tenant_id; bad amounts', async () => {
     const base = { operation: 'search.web', requested_spend_cents: 100 };
     const cases: [object, string][] = [
       [{ ...base, completion_preset: 'api_response_ok', evidence_schema: { type: 'object' } }, 'sandbox.completion_conflict'],
       [{ ...base, completion_preset: 'api_response_ok', template_id: 'true_v1' }, 'sandbox.completion_conflict'],
       [{ ...base, completion_preset: 'api_response_ok', parameters: {} }, 'sandbox.completion_conflict'],
-      [{ ...base }, 'sandbox.completion_conflict'],
       [{ ...base, parameters: {} }, 'sandbox.completion_conflict'],
+      [{ ...base, parameters: { expected_status: 'done' }, evidence_schema: { type: 'object' } }, 'sandbox.completion_conflict'],
       [{ ...base, completion_preset: 'no_such_preset' }, 'sandbox.preset_unknown'],
       [{ ...base, template_id: 'no_such_template' }, 'policy.template_unknown'],
       [{ ...base, template_id: 'api_response_v1', parameters: { expected_http_status: 'ok' } }, 'policy.parameter_invalid'],
@@ -186,10 +211,22 @@ describe('refusals', () => {
     expect(count).toBe(0);
   });
 
-  it('401 for an x-tenant-id naming another tenant; 403 for a live tenant, on both routes, before the body is read', async () => {
-    const body = { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' };
-    const hinted = await bootstrap(body, { 'x-tenant-id': globex.tenantId });
-    expect([hinted.statusCode, hinted.json().error.code]).toEqual([401, 'request.tenant_hint_mismatch']);
+  it('400 for any x-tenant-id, even our own, on both routes; 403 for a live tenant, before the body is read', async () => {
+    const body = { operation: 'search.web', requested_spend_cents: 101, completion_preset: 'sandbox_permissive' };
+    const funded = expectBootstrapAnswer(await bootstrap(body), 'search.web', 101);
+    for (const tenantId of [acme.tenantId, globex.tenantId, '']) {
+      const hinted = await bootstrap(body, { 'x-tenant-id': tenantId });
+      expect([hinted.statusCode, hinted.json().error.code], tenantId).toEqual([400, 'request.tenant_header_refused']);
+      const hintedEvidence = await post(`/v1/sandbox/guardrails/${funded.intent_id}/evidence`, {}, { 'x-tenant-id': tenantId });
+      expect([hintedEvidence.statusCode, hintedEvidence.json().error.code], tenantId).toEqual([400, 'request.tenant_header_refused']);
+    }
+    // Refused before anything ran: no intent beyond the one bootstrapped without the header, and it is still funded.
+    const count = await db.system(async (tx) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM intents WHERE tenant_id = $1 AND amount_cents = 101', [acme.tenantId])).rows[0]!.n);
+    expect(count).toBe(1);
+    expect((await readIntent(funded.intent_id)).state).toBe('funded');
+    // The credential is still checked first: no key is 401 whatever the header says.
+    const anonymous = await app.inject({ method: 'POST', url: '/v1/sandbox/guardrails/bootstrap', headers: { 'x-tenant-id': acme.tenantId }, payload: body });
+    expect([anonymous.statusCode, anonymous.json().error.code]).toEqual([401, 'auth.credential_missing']);
     for (const response of [
       await bootstrap(body, {}, initech.adminKey),
       await bootstrap({ nonsense: true }, {}, initech.adminKey),

@@ -1,8 +1,15 @@
 // The HTTP contract of the foundation over real HTTP handling (app.inject) on a real Postgres: credentials,
-// roles, the error envelope for every class of bad input, request ids, and the principal route.
+// roles, the error envelope for every class of bad input (hostile input and malformed HTTP too), request ids, and
+// the principal route.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestBodyBytesMax } from '../../src/limits.ts';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { requestBodyBytesMax, requestJsonNestingDepthMax, requestUrlLengthMax, routeParameterLengthMax } from '../../src/limits.ts';
+import { app as serviceApp } from '../../src/app.ts';
+import { ephemeralKeyring } from '../../src/platform/gateway-keys.ts';
+import { createLogger } from '../../src/platform/logging.ts';
+import { createFastify } from '../../src/server-options.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -125,10 +132,20 @@ describe('bad input', () => {
     expectEnvelope(response, 'request.malformed_json');
   });
 
-  it('prototype poisoning → 400 request.malformed_json', async () => {
-    const response = await post('{"role":"agent","__proto__":{"admin":true}}');
-    expect(response.statusCode).toBe(400);
-    expectEnvelope(response, 'request.malformed_json');
+  it('prototype keys → 400 request.prototype_key_forbidden, naming the key', async () => {
+    for (const [payload, path] of [
+      ['{"role":"agent","__proto__":{"admin":true}}', '/__proto__'],
+      ['{"role":"agent","name":{"constructor":{"prototype":{"admin":true}}}}', '/name/constructor'],
+      // The escaped spelling is the same key once parsed.
+      ['{"role":"agent","\\u005f_proto__":{}}', '/__proto__'],
+    ] as const) {
+      const response = await post(payload);
+      expect(response.statusCode, payload).toBe(400);
+      expect(expectEnvelope(response, 'request.prototype_key_forbidden').error.details).toEqual({ location: 'body', path });
+    }
+    // A key merely named constructor, without prototype inside, is ordinary data.
+    const plain = await post('{"role":"agent","name":"constructor"}');
+    expect(plain.statusCode).toBe(201);
   });
 
   it('empty JSON body → 400 request.empty_body', async () => {
@@ -137,10 +154,13 @@ describe('bad input', () => {
     expectEnvelope(response, 'request.empty_body');
   });
 
-  it('wrong content type → 415', async () => {
-    const response = await post('role=agent', 'application/x-www-form-urlencoded');
-    expect(response.statusCode).toBe(415);
-    expectEnvelope(response, 'request.unsupported_media_type');
+  it('wrong content type → 415, text/plain included, and JSON in another charset', async () => {
+    for (const contentType of ['application/x-www-form-urlencoded', 'text/plain', 'text/plain; charset=utf-8', 'application/json; charset=latin1']) {
+      const response = await post(contentType.startsWith('application/json') ? '{"role":"agent"}' : 'role=agent', contentType);
+      expect(response.statusCode, contentType).toBe(415);
+      expectEnvelope(response, 'request.unsupported_media_type');
+    }
+    expect((await post('{"role":"agent"}', 'application/json; charset=UTF-8')).statusCode).toBe(201);
   });
 
   it('body over the limit → 413', async () => {
@@ -174,6 +194,166 @@ describe('bad input', () => {
     const response = await app.inject({ url: '/v1/admin/api-keys?limit=100000', headers: bearer(acme.adminKey) });
     expect(response.statusCode).toBe(400);
     expectEnvelope(response, 'request.invalid');
+  });
+
+  it('a query number that coerces to Infinity → 400 naming it, not a 500 from SQL', async () => {
+    for (const limit of ['1e400', '-1e400']) {
+      const response = await app.inject({ url: `/v1/admin/api-keys?limit=${limit}`, headers: bearer(acme.adminKey) });
+      expect(response.statusCode, limit).toBe(400);
+      expect(expectEnvelope(response, 'request.invalid').error.details.fields).toEqual([{ location: 'querystring', path: '/limit', message: 'must be a finite number' }]);
+    }
+  });
+
+  it('a body number past the double range → 400 request.number_out_of_range', async () => {
+    const response = await app.inject({
+      method: 'POST', url: '/v1/admin/api-keys', headers: { ...bearer(acme.adminKey), 'content-type': 'application/json' }, payload: '{"role":"agent","scopes":[1e400]}',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(expectEnvelope(response, 'request.number_out_of_range').error.details).toEqual({ location: 'body', path: '/scopes/0' });
+  });
+});
+
+describe('hostile input at the boundary', () => {
+  const post = (payload: string | Buffer, url = '/v1/admin/api-keys') =>
+    app.inject({ method: 'POST', url, headers: { ...bearer(acme.adminKey), 'content-type': 'application/json' }, payload });
+
+  it('U+0000 or a lone surrogate in a body string or key → 400 request.character_invalid with a pointer', async () => {
+    for (const [payload, path] of [
+      ['{"role":"agent","name":"a\\u0000b"}', '/name'],
+      ['{"role":"agent","name":"a\\ud800b"}', '/name'],
+      ['{"role":"agent","name":"a\\udc00"}', '/name'],
+      ['{"role":"agent","scopes":["ok","x\\u0000"]}', '/scopes/1'],
+      ['{"role":"agent","a/b~\\u0000":1}', '/a~1b~0\u0000'],
+    ] as const) {
+      const response = await post(payload);
+      expect(response.statusCode, payload).toBe(400);
+      expect(expectEnvelope(response, 'request.character_invalid').error.details).toEqual({ location: 'body', path });
+    }
+    // A surrogate pair is one ordinary character.
+    const paired = await post('{"role":"agent","name":"a\\ud83d\\ude00"}');
+    expect(paired.statusCode).toBe(201);
+    expect(paired.json().name).toBe('a\u{1f600}');
+  });
+
+  it('evidence with U+0000 is refused at the boundary, not by Postgres', async () => {
+    const response = await post('{"payload":{"note":"\\u0000"}}', '/harbor/intents/00000000-0000-4000-8000-000000000001/evidence');
+    expect(response.statusCode).toBe(400);
+    expect(expectEnvelope(response, 'request.character_invalid').error.details).toEqual({ location: 'body', path: '/payload/note' });
+  });
+
+  it('a body that is not UTF-8 → 400 request.malformed_json', async () => {
+    const response = await post(Buffer.concat([Buffer.from('{"role":"agent","name":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]));
+    expect(response.statusCode).toBe(400);
+    expect(expectEnvelope(response, 'request.malformed_json').error.message).toMatch(/UTF-8/);
+  });
+
+  it('a body nested past the limit → 400 request.nesting_too_deep; at the limit it reaches the route', async () => {
+    const nested = (depth: number) => `{"role":"agent","name":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    const deep = await post(nested(requestJsonNestingDepthMax + 1));
+    expect(deep.statusCode).toBe(400);
+    expect(expectEnvelope(deep, 'request.nesting_too_deep').error.details.location).toBe('body');
+    const atLimit = await post(nested(requestJsonNestingDepthMax));
+    expect(expectEnvelope(atLimit, 'request.invalid').error.details.fields[0].path).toBe('/name');
+    const million = await post(`${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+    expect(million.statusCode).toBe(400);
+  });
+
+  it('U+0000 in a path parameter or a query value → 400 naming it', async () => {
+    const param = await app.inject({ url: '/v1/admin/api-keys/key_%00', headers: bearer(acme.adminKey) });
+    expect(param.statusCode).toBe(400);
+    expect(expectEnvelope(param, 'request.character_invalid').error.details).toEqual({ location: 'params', path: '/key_id' });
+    const query = await app.inject({ url: '/v1/admin/api-keys?cursor=a%00', headers: bearer(acme.adminKey) });
+    expect(query.statusCode).toBe(400);
+    expect(expectEnvelope(query, 'request.character_invalid').error.details).toEqual({ location: 'querystring', path: '/cursor' });
+  });
+
+  it('bad percent-encoding in the path or the query → 400 request.malformed_url in the envelope', async () => {
+    for (const url of ['/v1/admin/api-keys/%zz', '/v1/admin/api-keys/key_%ED%A0%80', '/v1/admin/api-keys?cursor=%zz', '/v1/admin/api-keys?cursor=%ED%A0%80']) {
+      const response = await app.inject({ url, headers: { ...bearer(acme.adminKey), 'x-request-id': 'bad-url-1' } });
+      expect(response.statusCode, url).toBe(400);
+      expect(expectEnvelope(response, 'request.malformed_url').request_id).toBe('bad-url-1');
+    }
+  });
+
+  it('an over-long path parameter or URL → 414 request.url_too_long', async () => {
+    for (const url of [`/v1/admin/api-keys/${'a'.repeat(routeParameterLengthMax + 1)}`, `/v1/admin/api-keys?cursor=${'a'.repeat(requestUrlLengthMax)}`]) {
+      const response = await app.inject({ url, headers: bearer(acme.adminKey) });
+      expect(response.statusCode).toBe(414);
+      expectEnvelope(response, 'request.url_too_long');
+    }
+  });
+
+  it('a known path with another method → 405 with Allow; an unknown path stays 404', async () => {
+    const collection = await app.inject({ method: 'PATCH', url: '/v1/admin/api-keys', headers: bearer(acme.adminKey) });
+    expect(collection.statusCode).toBe(405);
+    expectEnvelope(collection, 'request.method_not_allowed');
+    expect(collection.headers.allow).toBe('GET, HEAD, POST');
+    const item = await app.inject({ method: 'PUT', url: `/v1/admin/api-keys/key_${'0'.repeat(32)}?x=1` });
+    expect(item.statusCode).toBe(405);
+    expect(item.headers.allow).toBe('GET, HEAD, DELETE');
+    const postOnly = await app.inject({ method: 'GET', url: '/v1/policy/rollback' });
+    expect(postOnly.headers.allow).toBe('POST');
+    expect((await app.inject({ method: 'PATCH', url: '/v1/nothing-here' })).statusCode).toBe(404);
+  });
+});
+
+describe('malformed HTTP on a real socket', () => {
+  let port: number;
+  beforeAll(async () => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+  });
+
+  /** Sends raw bytes and reads until the server closes the connection. */
+  const exchange = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.end(bytes));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
+    });
+
+  function parseAnswer(answer: string) {
+    const [head, body] = answer.split('\r\n\r\n', 2) as [string, string];
+    const requestId = /^x-request-id: (\S+)$/im.exec(head)?.[1];
+    return { status: Number(head.split(' ')[1]), body: JSON.parse(body), requestId };
+  }
+
+  it.each([
+    ['a request line that is not HTTP', 'GARBAGE\r\n\r\n', 400, 'request.malformed_http'],
+    ['headers past Node\'s limit', `GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request.headers_too_large'],
+    ['a URL past Node\'s limit', `GET /healthz?${'a'.repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, 431, 'request.headers_too_large'],
+  ])('%s → %i in the envelope', async (_name, bytes, status, code) => {
+    const answer = parseAnswer(await exchange(bytes));
+    expect(answer.status).toBe(status);
+    expect(answer.body.error.code).toBe(code);
+    expect(answer.body.request_id).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(answer.requestId).toBe(answer.body.request_id);
+  });
+
+  it('a request that arrives while the server closes → 503 internal.unavailable in the envelope', async () => {
+    const closing = createFastify(createLogger('silent'));
+    await closing.register(serviceApp, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false });
+    let answer: Response | undefined;
+    // Runs after the app's own preClose hook, while the server still accepts connections.
+    closing.addHook('preClose', async () => {
+      answer = await fetch(`http://127.0.0.1:${(closing.server.address() as AddressInfo).port}/healthz`);
+    });
+    await closing.listen({ port: 0, host: '127.0.0.1' });
+    await closing.close();
+    expect(answer!.status).toBe(503);
+    expect(answer!.headers.get('connection')).toBe('close');
+    const body = (await answer!.json()) as { error: { code: string }; request_id: string };
+    expect(body.error.code).toBe('internal.unavailable');
+    expect(answer!.headers.get('x-request-id')).toBe(body.request_id);
+  });
+
+  it('a path with bad percent-encoding over the socket → 400 malformed_url with the request id header', async () => {
+    const answer = parseAnswer(await exchange('GET /v1/admin/api-keys/%zz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'));
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('request.malformed_url');
+    expect(answer.requestId).toBe(answer.body.request_id);
   });
 });
 

@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { latestMigrationVersion } from '../../src/platform/migrate.ts';
 import { createTestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { runCli, startServerProcess } from '../helpers/server-process.ts';
+import { projectRoot, runCli, startServerProcess } from '../helpers/server-process.ts';
+import { spawn } from 'node:child_process';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -19,6 +20,80 @@ async function principal(baseUrl: string, apiKey: string): Promise<{ status: num
   const response = await fetch(`${baseUrl}/v1/auth/principal`, { headers: { authorization: `Bearer ${apiKey}` } });
   return { status: response.status, body: await response.json() };
 }
+
+/** Starts the server with `env` and waits for it to exit on its own (a refused start); kills it after `timeoutMs`. */
+function runServerUntilExit(env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: projectRoot,
+      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A refused start: a non-zero exit and exactly one line on stderr, naming `variable`, with no stack trace. */
+function expectOneLineRefusal(result: { code: number | null; stderr: string }, variable: string): void {
+  expect(result.code, result.stderr).not.toBe(0);
+  expect(result.code, result.stderr).not.toBeNull();
+  const lines = result.stderr.split('\n').filter((line) => line !== '');
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^svc: cannot start: /);
+  expect(lines[0]).toContain(variable);
+  expect(result.stderr).not.toMatch(/\n\s+at /);
+}
+
+describe('a bad setting stops the start with one line naming it', () => {
+  it.each([
+    ['PORT', { PORT: '80a' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://db.example.com/svc' }],
+    ['SVC_RATE_LIMIT_PER_MINUTE', { SVC_RATE_LIMIT_PER_MINUTE: '0' }],
+    ['SMTP_URL', { SMTP_URL: 'http://smtp.example.com' }],
+    ['SVC_SIGNING_KEY_FILE', { SVC_SIGNING_KEY_FILE: '/nonexistent/signing-keys.json', DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/unused' }],
+  ])('%s', async (variable, env) => {
+    expectOneLineRefusal(await runServerUntilExit(env), variable);
+  });
+
+  it('an unreachable DATABASE_URL says so, names the variable, and never repeats its password', async () => {
+    const result = await runServerUntilExit({ DATABASE_URL: 'postgresql://svc:hunter2@127.0.0.1:1/svc' });
+    expectOneLineRefusal(result, 'DATABASE_URL');
+    expect(result.stderr).toContain('cannot connect to the database at 127.0.0.1:1/svc');
+    expect(result.stdout + result.stderr).not.toContain('hunter2');
+  });
+
+  it('a DATABASE_URL naming a database that does not exist says which', async () => {
+    const result = await runServerUntilExit({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/svc_no_such_database' });
+    expectOneLineRefusal(result, 'DATABASE_URL');
+    expect(result.stderr).toContain('svc_no_such_database');
+  });
+
+  it.each([
+    ['not JSON', '{"keys": ['],
+    ['no keys', '{"keys":[]}'],
+    ['two active keys', JSON.stringify({ keys: [1, 2].map((index) => ({ kid: `k${index}`, seed_hex: String(index).repeat(64), status: 'active', created_at: '2026-01-01T00:00:00Z' })) })],
+  ])('a bad SVC_SIGNING_KEYS (%s) is refused before any migration runs, and no seed is echoed', async (_case, keys) => {
+    const database = await createTestDatabase({ migrate: false });
+    cleanups.push(() => database.drop());
+    const result = await runServerUntilExit({ DATABASE_URL: database.url!, SVC_SIGNING_KEYS: keys });
+    expectOneLineRefusal(result, 'SVC_SIGNING_KEYS');
+    expect(result.stderr).not.toContain('1111111111');
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const { rows } = await client.query(`SELECT to_regclass('public.schema_migrations') AS migrations, to_regclass('public.tenants') AS tenants`);
+    await client.end();
+    expect(rows[0]).toEqual({ migrations: null, tenants: null });
+  });
+});
 
 describe('two servers started at once on an empty database', () => {
   it('both become ready and the migrations are applied once', async () => {

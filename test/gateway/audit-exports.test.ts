@@ -123,7 +123,8 @@ describe('audit exports', () => {
     expect(Object.keys(entries).sort()).toEqual(['intents.jsonl', 'ledger-checkpoint.json', 'ledger.jsonl', 'manifest.json']);
     expect(sha256Hex(entries['manifest.json']!)).toBe(job.manifest_sha256);
     const manifest = JSON.parse(strFromU8(entries['manifest.json']!)) as Record<string, unknown>;
-    // client-wire.md §9: the core is the present keys in this order; digest = SHA-256 of its compact JSON.
+    // docs/audit-exports.md#the-bundle: the core is the present keys in this order; digest = SHA-256 of its compact
+    // JSON.
     const coreOrder = ['schema_version', 'kind', 'tenant_realm_id', 'job_id', 'generated_at_rfc3339', 'gateway_build_version', 'score_model_version',
       'disclosure_tier', 'redaction_profile', 'checkpoint_last_ledger_seq', 'export_filter', 'artifacts'];
     const core = Object.fromEntries(coreOrder.filter((key) => manifest[key] !== undefined).map((key) => [key, manifest[key]]));

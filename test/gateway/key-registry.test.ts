@@ -1,7 +1,9 @@
-// The tenant key registry over HTTP on a real Postgres.
+// The tenant key registry over HTTP on a real Postgres, and the service function the operator CLI registers with.
 import { generateKeyPairSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../src/platform/database.ts';
+import { registerKey } from '../../src/services/key-registry-service.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -35,7 +37,7 @@ describe('key registry', () => {
     for (const [kind, subject] of [['principal', 'did:principal:alice'], ['agent', 'agent-1'], ['operator', 'did:operator:ops']]) {
       const response = await register(acme.adminKey, { kind, subject, public_key_ed25519_hex: freshPublicKeyHex() });
       expect(response.statusCode).toBe(201);
-      expect(response.json()).toMatchObject({ object: 'registered_key', kind, subject, revoked_at: null, id: expect.stringMatching(/^rkey_[0-9a-f]{32}$/) });
+      expect(response.json()).toMatchObject({ object: 'registered_key', kind, subject, registered_by: 'api', revoked_at: null, id: expect.stringMatching(/^rkey_[0-9a-f]{32}$/) });
       made.push(response.json().id);
     }
     const list = (await app.inject({ url: '/v1/registry/keys', headers: bearer(acme.adminKey) })).json();
@@ -122,3 +124,35 @@ describe('key registry', () => {
   });
 });
 
+describe('registerKey, the service function behind the route and the CLI', () => {
+  it('registers with its source, listed by the route and filterable by registered_by', async () => {
+    const db = new Database({ ...database.connection, max: 1 });
+    try {
+      const publicKeyHex = freshPublicKeyHex();
+      const key = await registerKey(db, acme.tenantId, { kind: 'agent', subject: 'agent-cli', publicKeyHex, registeredBy: 'cli' });
+      expect(key).toMatchObject({ tenantId: acme.tenantId, kind: 'agent', subject: 'agent-cli', registeredBy: 'cli', revokedAt: null });
+      const listed = (await app.inject({ url: '/v1/registry/keys?registered_by=cli', headers: bearer(acme.adminKey) })).json();
+      expect(listed.data).toEqual([expect.objectContaining({ id: key.registeredKeyId, subject: 'agent-cli', public_key_ed25519_hex: publicKeyHex, registered_by: 'cli' })]);
+      const badFilter = await app.inject({ url: '/v1/registry/keys?registered_by=magic', headers: bearer(acme.adminKey) });
+      expect(badFilter.statusCode).toBe(400);
+
+      await registerKey(db, acme.tenantId, { kind: 'principal', subject: 'did:principal:cli', publicKeyHex, registeredBy: 'cli' });
+      const refusals: [Parameters<typeof registerKey>[1], Parameters<typeof registerKey>[2], string][] = [
+        ['no-such-tenant', { kind: 'agent', subject: 'agent-x', publicKeyHex: freshPublicKeyHex(), registeredBy: 'cli' }, 'tenant.not_found'],
+        ['Not A Tenant!', { kind: 'agent', subject: 'agent-x', publicKeyHex: freshPublicKeyHex(), registeredBy: 'cli' }, 'tenant.not_found'],
+        [acme.tenantId, { kind: 'agent', subject: 'agent-cli', publicKeyHex: freshPublicKeyHex(), registeredBy: 'cli' }, 'registry.agent_key_id_taken'],
+        [acme.tenantId, { kind: 'principal', subject: 'did:principal:cli', publicKeyHex, registeredBy: 'cli' }, 'registry.key_already_registered'],
+        [acme.tenantId, { kind: 'agent', subject: 'Agent CLI', publicKeyHex: freshPublicKeyHex(), registeredBy: 'cli' }, 'request.invalid'],
+        [acme.tenantId, { kind: 'robot' as never, subject: 'r', publicKeyHex: freshPublicKeyHex(), registeredBy: 'cli' }, 'request.invalid'],
+        [acme.tenantId, { kind: 'principal', subject: '', publicKeyHex: freshPublicKeyHex(), registeredBy: 'cli' }, 'request.invalid'],
+        [acme.tenantId, { kind: 'principal', subject: 'did:x', publicKeyHex: 'AB'.repeat(32), registeredBy: 'cli' }, 'registry.public_key_invalid'],
+        [acme.tenantId, { kind: 'principal', subject: 'did:x', publicKeyHex: `01${'00'.repeat(31)}`, registeredBy: 'cli' }, 'registry.public_key_invalid'],
+      ];
+      for (const [tenantId, registration, code] of refusals) {
+        await expect(registerKey(db, tenantId, registration), code).rejects.toMatchObject({ code });
+      }
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -145,11 +145,51 @@ describe('drafts, rollout and versions', () => {
     expect(missing.json().error.code).toBe('policy.version_not_found');
   });
 
+  it('refuses a version number past the database integer as a bad request, not a server fault', async () => {
+    for (const versionSeq of [2_147_483_648, 9_007_199_254_740_993]) {
+      const rollout = await post(acme.adminKey, '/harbor/policy/v1/rollout', { template_id: 'api_response_v1', version_seq: versionSeq });
+      expect(rollout.statusCode, rollout.body).toBe(400);
+      expect(rollout.json().error.code).toBe('request.invalid');
+      const page = await app.inject({ url: `/harbor/policy/v1/versions?template_id=api_response_v1&cursor=${versionSeq}`, headers: bearer(acme.adminKey) });
+      expect(page.statusCode, page.body).toBe(400);
+    }
+  });
+
   it('pages versions with next_cursor', async () => {
     const page = (await app.inject({ url: '/harbor/policy/v1/versions?template_id=true_v1&limit=4', headers: bearer(acme.adminKey) })).json();
     expect(page.versions.map((version: any) => version.version_seq)).toEqual([10, 9, 8, 7]);
     const next = (await app.inject({ url: `/harbor/policy/v1/versions?template_id=true_v1&limit=4&cursor=${page.next_cursor}`, headers: bearer(acme.adminKey) })).json();
     expect(next.versions.map((version: any) => version.version_seq)).toEqual([6, 5, 4, 3]);
+  });
+});
+
+describe('declared order', () => {
+  // The catalogue's own order, as a client builds it from GET /templates and compares as JSON text.
+  const catalogueDefaults = async (key: string) => {
+    const body = (await app.inject({ url: '/harbor/policy/v1/templates', headers: bearer(key) })).json();
+    return new Map<string, Record<string, unknown>>(body.templates.map((template: { template_id: string; parameters: { name: string; default: unknown }[] }) =>
+      [template.template_id, Object.fromEntries(template.parameters.map((parameter) => [parameter.name, parameter.default]))]));
+  };
+
+  it('gives parameters and the materialized rule in the template\'s order on every route that returns them', async () => {
+    const tenant = await createTestTenant(database.connection);
+    const defaults = await catalogueDefaults(tenant.adminKey);
+    // completion_budget_v1 is the case Postgres jsonb reorders (cost_path is its shortest key), and every template
+    // puts `version` after `root`.
+    for (const [templateId, parameters] of defaults) {
+      const preview = (await post(tenant.adminKey, '/harbor/policy/v1/preview', { template_id: templateId })).json();
+      expect(JSON.stringify(preview.parameters), templateId).toBe(JSON.stringify(parameters));
+      const drafted = (await draft(tenant.adminKey, templateId)).json();
+      expect(JSON.stringify(drafted.parameters), templateId).toBe(JSON.stringify(parameters));
+      expect(JSON.stringify(drafted.materialized_predicate), templateId).toBe(JSON.stringify(preview.materialized_dsl));
+      const [listed] = (await versions(tenant.adminKey, templateId)).versions;
+      expect(JSON.stringify(listed.parameters), templateId).toBe(JSON.stringify(parameters));
+      expect(JSON.stringify(listed.materialized_predicate), templateId).toBe(JSON.stringify(preview.materialized_dsl));
+      expect(Object.keys(listed.materialized_predicate)).toEqual(['version', 'root']);
+    }
+    // Given parameters in another order, a version still shows the template's.
+    const given = (await draft(tenant.adminKey, 'completion_budget_v1', { cost_path: ['total_cents'], expected_status: 'done', status_path: ['state'] })).json();
+    expect(Object.keys(given.parameters)).toEqual(['status_path', 'expected_status', 'cost_path']);
   });
 });
 

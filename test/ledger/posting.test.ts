@@ -78,7 +78,7 @@ describe('posting a balanced transaction', () => {
       entryIndex: 0,
       account: ledgerAccounts.escrow(intentId),
       side: 0,
-      amountCents: 1250,
+      amountCents: 1250n,
       currency: 'usd',
       eventKind: 'fund',
     });

@@ -71,13 +71,13 @@ describe('a clean ledger', () => {
     const tip = await database.system((tx) => tx.query('SELECT row_hash FROM ledger_rows WHERE tenant_id = $1 AND ledger_seq = 12', [tenantId]));
     expect(report.tipRowHashHex).toBe((tip.rows[0]!.row_hash as Buffer).toString('hex'));
     expect(report.balances).toEqual({
-      [ledgerAccounts.escrow(intents.funded)]: 500,
-      [ledgerAccounts.escrow(intents.evidence)]: 700,
-      [ledgerAccounts.escrow(intents.released)]: 0,
-      [ledgerAccounts.escrow(intents.refunded)]: 0,
-      'rail:x402_usdc_base:funding': -(500 + 700 + 1100 + 1300),
-      'payee:did:key:z6MkPayee:payable': 1100,
-      'payer:did:key:z6MkPrincipal:refund': 1300,
+      [ledgerAccounts.escrow(intents.funded)]: 500n,
+      [ledgerAccounts.escrow(intents.evidence)]: 700n,
+      [ledgerAccounts.escrow(intents.released)]: 0n,
+      [ledgerAccounts.escrow(intents.refunded)]: 0n,
+      'rail:x402_usdc_base:funding': -(500n + 700n + 1100n + 1300n),
+      'payee:did:key:z6MkPayee:payable': 1100n,
+      'payer:did:key:z6MkPrincipal:refund': 1300n,
     });
   });
 
@@ -103,10 +103,12 @@ describe('a clean ledger', () => {
     await database.tenant(tenantId, async (tx) => {
       for (const { intent_id: intentId } of rows) queueLedgerTransaction(tx, tenantId, posting('fund', intentId, 250));
     });
-    const report = await verify(tenantId);
+    const progress: number[] = [];
+    const report = await verifyTenantLedger(database, tenantId, { onProgress: (rowsChecked) => progress.push(rowsChecked) });
     expect(report.problems).toEqual([]);
     expect(report).toMatchObject({ ok: true, rows: 2 * count, transactions: count, tipSeq: 2 * count });
-    expect(report.balances['rail:x402_usdc_base:funding']).toBe(-250 * count);
+    expect(progress).toEqual([ledgerVerifyBatchRows, 2 * count]);
+    expect(report.balances['rail:x402_usdc_base:funding']).toBe(BigInt(-250 * count));
   });
 });
 
@@ -157,6 +159,7 @@ describe('tampering is reported', () => {
     expect(report.problems.some((problem) => /body|row_hash|chain|ledger_heads/.test(problem))).toBe(false);
     expectProblem(report, /rows 11\.\.12, refund\) is unbalanced: debits 1300, credits 1$/);
     expectProblem(report, /\(refunded\): escrow balance 1299, expected 0/);
+    expectProblem(report, /^the balances of all accounts sum to 1299, not 0$/);
   });
 
   it('a head that does not name the last row', async () => {

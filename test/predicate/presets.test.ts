@@ -1,5 +1,5 @@
-// Archetype presets: the catalog of client-wire.md §7.2, its schema digest, and each preset's template accepting
-// evidence that follows the preset's schema (and refusing evidence that does not).
+// Archetype presets: the catalog of docs/predicates.md#archetype-presets, its schema digest, and each preset's template
+// accepting evidence that follows the preset's schema (and refusing evidence that does not).
 import { blake3 } from '@noble/hashes/blake3.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ describe('archetype presets', () => {
     expect((findPreset('artifact_attested')?.evidenceSchema as Schema).properties['artifact_blake3_hex']).toEqual({ type: 'array', items: { type: 'string' } });
   });
 
-  it('cost_and_completion has the canonical schema digest of client-wire.md §7.2', () => {
+  it('cost_and_completion has the canonical schema digest the public client gives', () => {
     const schema = findPreset('cost_and_completion')?.evidenceSchema;
     const digest = bytesToHex(blake3(new TextEncoder().encode(canonicalJson(schema))));
     expect(digest).toBe('30a152fec1fa2965578938f26b82c805263f15e324db1be345453dc65598cc9c');

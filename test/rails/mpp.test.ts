@@ -81,6 +81,29 @@ describe('MPP credential parsing', () => {
     expect(adapter.readCredential({ authorization: 'Bearer svc_sk_x' })).toEqual({ kind: 'absent' });
   });
 
+  it('reads the credential after the Bearer key in Authorization, as it reads x-svc-payment-authorization', () => {
+    const header = sandboxMppAuthorization(challengeHeader(issued), 'tok_sandbox_success');
+    const credential = adapter.readCredential({ authorization: `Bearer svc_sk_x, ${header}` });
+    expect(credential).toMatchObject({ kind: 'credential', challengeId: issued.challengeId });
+    expect(credential).toEqual(adapter.readCredential({ 'x-svc-payment-authorization': header }));
+    // The same credential in both headers is one credential, whether or not x-svc-payment-authorization names the scheme.
+    for (const value of [header, header.slice('Payment '.length)]) {
+      expect(adapter.readCredential({ authorization: `Bearer svc_sk_x, ${header}`, 'x-svc-payment-authorization': value })).toMatchObject({ kind: 'credential' });
+    }
+  });
+
+  it('refuses two different credentials, one in Authorization and one in x-svc-payment-authorization', () => {
+    const first = sandboxMppAuthorization(challengeHeader(issued), 'tok_sandbox_success');
+    const second = sandboxMppAuthorization(challengeHeader(issued), 'tok_sandbox_decline');
+    expect(() => adapter.readCredential({ authorization: `Bearer svc_sk_x, ${first}`, 'x-svc-payment-authorization': second }))
+      .toThrow(expect.objectContaining({ code: 'funding.credential_conflict' }));
+  });
+
+  it('judges a malformed credential in Authorization as malformed', () => {
+    const notJson = `Payment ${b64url('{nope')}`;
+    expect(adapter.readCredential({ authorization: `Bearer svc_sk_x, ${notJson}` }).kind).toBe('malformed');
+  });
+
   it.each([
     ['another scheme', 'Bearer abc'],
     ['not base64url', 'Payment abc+/def'],
@@ -155,6 +178,32 @@ describe('MPP challenge binding', () => {
     const issued = adapter.issueChallenge(context);
     const decoded = decodedCredential(sandboxMppAuthorization(challengeHeader(issued), 'tok_sandbox_success'));
     decoded.challenge = alter(decoded.challenge);
+    const outcome = await adapter.authorize(context, credentialFor(`Payment ${b64url(decoded)}`), issued.stored);
+    expect(outcome).toMatchObject(invalidChallenge);
+  });
+
+  it('fills what an echo leaves out of the optional params from the issued challenge (the client drops expires)', async () => {
+    const issued = adapter.issueChallenge(context);
+    const decoded = decodedCredential(sandboxMppAuthorization(challengeHeader(issued), 'tok_sandbox_success'));
+    delete decoded.challenge.expires;
+    const credential = credentialFor(`Payment ${b64url(decoded)}`);
+    expect((await adapter.authorize(context, credential, issued.stored)).status).toBe('succeeded');
+    // Still bound to the challenge: the id must name one issued for this intent, and it must not have expired.
+    expect(await adapter.authorize(context, credential, undefined)).toMatchObject(invalidChallenge);
+    const expired = await adapter.authorize(fundingContext({ nowMs: nowMs + mppChallengeLifetimeMs }), credential, issued.stored);
+    expect(expired).toMatchObject(invalidChallenge);
+    expect((expired as { problem: { detail: string } }).problem.detail).toMatch(/expired/);
+  });
+
+  it.each([
+    ['a changed request', (challenge: Record<string, string>) => ({ ...challenge, request: b64url('{"amount":"1","currency":"usd"}') })],
+    ['a missing required field', ({ realm: _realm, ...challenge }: Record<string, string>) => challenge],
+    ['an added optional field', (challenge: Record<string, string>) => ({ ...challenge, description: 'x' })],
+  ])('still refuses an echo without expires that has %s', async (_name, alter) => {
+    const issued = adapter.issueChallenge(context);
+    const decoded = decodedCredential(sandboxMppAuthorization(challengeHeader(issued), 'tok_sandbox_success'));
+    const { expires: _expires, ...withoutExpires } = decoded.challenge as Record<string, string>;
+    decoded.challenge = alter(withoutExpires);
     const outcome = await adapter.authorize(context, credentialFor(`Payment ${b64url(decoded)}`), issued.stored);
     expect(outcome).toMatchObject(invalidChallenge);
   });

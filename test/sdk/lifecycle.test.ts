@@ -100,7 +100,7 @@ describe('lifecycles through the SDK', () => {
     const revoked = await client.capabilities.verify({ intentId: intent.intent_id, token: funded.capabilityToken, operation: 'search.web' }, { throwOnDeny: false });
     expect(revoked).toMatchObject({ allow: false, code: 'capability.revoked' });
     const verification = await expectLedgerVerified(client, acme);
-    expect(verification.balances[`payee:${payee.did}:payable`]).toBeGreaterThanOrEqual(500);
+    expect(verification.balances[`payee:${payee.did}:payable`]).toBeGreaterThanOrEqual(500n);
   });
 
   it('MPP, v6: failing evidence → confirm → refunded', async () => {
@@ -186,7 +186,7 @@ describe('capabilities and errors from the real server', () => {
 });
 
 describe('recognition proofs', () => {
-  it('sandbox: every mutation carries a proof of the registered agent key; an unregistered key is refused', async () => {
+  it('sandbox: every mutation carries a proof of the registered agent key; another key under its key_id is refused', async () => {
     const agentKey = generateKey().key;
     await client.registry.register({ kind: 'agent', subject: 'agent-sdk-1', publicKey: agentKey });
     const agent = await SvcClient.open({ apiKey: acme.adminKey, gatewayBaseUrl: baseUrl, agent: { keyId: 'agent-sdk-1', key: agentKey } });
@@ -195,8 +195,9 @@ describe('recognition proofs', () => {
     await agent.intents.submitEvidence(intent.intent_id, { payee, payload: { status: 'completed', cost_cents: 1 } });
     expect((await agent.intents.confirm(intent.intent_id)).state).toBe('released');
 
-    const stranger = await SvcClient.open({ apiKey: acme.adminKey, gatewayBaseUrl: baseUrl, agent: { keyId: 'agent-unknown', key: generateKey().key } });
-    await expect(stranger.intents.create(intentParams())).rejects.toMatchObject({ constructor: SvcRecognitionError, code: 'recognition.key_unknown' });
+    // A sandbox tenant registers an unknown key_id on first use, but never a second key under a registered key_id.
+    const stranger = await SvcClient.open({ apiKey: acme.adminKey, gatewayBaseUrl: baseUrl, agent: { keyId: 'agent-sdk-1', key: generateKey().key } });
+    await expect(stranger.intents.create(intentParams())).rejects.toMatchObject({ constructor: SvcRecognitionError, code: 'recognition.key_mismatch' });
     await expectLedgerVerified(client, acme);
   });
 

@@ -1,6 +1,6 @@
 // ed25519-sha256-json-v1 artifacts: each kind signed by the module verifies with an independent verifier written
-// here (its own field orders from client-wire.md §8-§9, @noble/hashes SHA-256, @noble/ed25519), and any one-byte
-// change to a signed field, the digest, the signature or the key fails verification.
+// here (its own field orders from docs/signing.md#signed-artifacts-ed25519-sha256-json-v1, @noble/hashes SHA-256,
+// @noble/ed25519), and any one-byte change to a signed field, the digest, the signature or the key fails verification.
 import * as noble from '@noble/ed25519';
 import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';

@@ -121,19 +121,21 @@ describe('each failure has its own code', () => {
     ['tampered nonce', () => verifyRecognitionProof({ ...proof, nonce: `${proof.nonce}x` }, expectations), 'recognition.signature_invalid'],
     ['tampered key_id', () => verifyRecognitionProof({ ...proof, key_id: 'agent-key-2' }, expectations), 'recognition.signature_invalid'],
     ['expires before it is issued', () => verifyRecognitionProof({ ...proof, expires_at: proof.issued_at }, expectations), 'recognition.malformed'],
-    ['unsupported schema_version', () => verifyRecognitionProof({ ...proof, schema_version: 2 }, expectations), 'recognition.unsupported'],
+    ['unsupported schema_version', () => verifyRecognitionProof({ ...proof, schema_version: 2 }, expectations), 'artifact.schema_version_unsupported'],
+    ['schema_version as a string', () => verifyRecognitionProof({ ...proof, schema_version: '1' }, expectations), 'artifact.schema_version_unsupported'],
+    ['unsupported kind', () => verifyRecognitionProof({ ...proof, kind: 'svc.agent_recognition_proof_v2' }, expectations), 'recognition.unsupported'],
   ];
 
   it.each(cases)('%s', (_name, action, code) => {
     expect(codeOf(action)).toBe(code);
   });
 
-  it('every code is a 401', () => {
-    for (const [, action] of cases) {
+  it('every recognition code is a 401; an unknown schema_version is the artifact-wide 400', () => {
+    for (const [, action, code] of cases) {
       try {
         action();
       } catch (error) {
-        expect((error as ServiceError).statusCode).toBe(401);
+        expect((error as ServiceError).statusCode).toBe(code.startsWith('recognition.') ? 401 : 400);
       }
     }
   });

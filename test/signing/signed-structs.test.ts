@@ -1,5 +1,6 @@
-// The signed structures byte for byte: client-wire.md §1.6 goldens (v6, v7, v4), the completion tail, the
-// EvidenceSignV1 golden and its signature, the ledger row body and chain, RFC 3339 normalization, and refusals.
+// The signed structures byte for byte: the public client's golden vectors (v6, v7, v4;
+// docs/signing.md#worked-examples), the completion tail, the EvidenceSignV1 golden and its signature, the ledger row
+// body and chain, RFC 3339 normalization, and refusals.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
@@ -47,7 +48,7 @@ function expectValueInvalid(action: () => unknown, field: string): void {
   expect(error.details?.field).toBe(field);
 }
 
-// ---- client-wire.md §1.6 ----
+// ---- Golden vectors of the public client's tests (docs/signing.md#worked-examples) ----
 const goldenDigests = {
   budget: 'fe9931de397b3817d06aeeb9877163cea9964adc4609fd0f1d715542a7f9c657',
   schema: '69b254eacefe89c7b9b29305b06ec5983871a03cc20db0b4747905ecdddd7f29',
@@ -99,7 +100,7 @@ const goldenSignV6: IntentCreationSign = {
   payee_pubkey: new Uint8Array(32).fill(0x42),
 };
 
-describe('intent creation goldens (client-wire.md §1.6)', () => {
+describe('intent creation goldens of the public client', () => {
   it('reproduces the four BLAKE3 digests', () => {
     expect(hex(jsonDigestBlake3({ max: 100, a: 1 }))).toBe(goldenDigests.budget);
     expect(hex(jsonDigestBlake3({ type: 'object' }))).toBe(goldenDigests.schema);
@@ -153,7 +154,7 @@ describe('intent creation goldens (client-wire.md §1.6)', () => {
   });
 });
 
-describe('EvidenceSignV1 golden (client-wire.md §3.2)', () => {
+describe('EvidenceSignV1 golden of the public client', () => {
   const evidenceHex =
     '020d74656e616e742d676f6c64656e107f2a9b1e2f664f4f9c6e8f4b8e85c4010b6469643a70617965653a31d47eab2c358ed1a44f6b1791354930e903d6656d15ab673c0a5425f1af2d63abaf1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f326214323033302d30312d30325431353a30343a30355a';
   const input = {

@@ -70,7 +70,7 @@ describe('versions are judged before any signature work', () => {
   });
 
   it('refuses an unknown recognition-proof schema_version, kind or algorithm without hashing or Ed25519', () => {
-    expect(codeOf(() => verifyRecognitionProof({ ...proof, schema_version: 2 }, expectations))).toBe('recognition.unsupported');
+    expect(codeOf(() => verifyRecognitionProof({ ...proof, schema_version: 2 }, expectations))).toBe('artifact.schema_version_unsupported');
     expect(codeOf(() => verifyRecognitionProof({ ...proof, kind: 'svc.agent_recognition_proof_v2' }, expectations))).toBe('recognition.unsupported');
     expect(codeOf(() => verifyRecognitionProof({ ...proof, signature_algorithm: 'ed448' }, expectations))).toBe('recognition.unsupported');
     expect(callCount()).toBe(0);

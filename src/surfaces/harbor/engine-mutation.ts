@@ -10,7 +10,7 @@ import { recognitionProofHeaderName } from '../../signing/recognition.ts';
 
 export interface MutationSpec {
   readonly operation: IdempotentOperation;
-  /** The recognition-proof purpose of this mutation (client-wire.md §8.1). */
+  /** The recognition-proof purpose of this mutation (docs/signing.md#recognition-proofs). */
   readonly purpose: string;
 }
 

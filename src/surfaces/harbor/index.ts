@@ -4,6 +4,7 @@ import { evidenceRoutes } from './routes/evidence.ts';
 import { fundRoutes } from './routes/fund.ts';
 import { intentRoutes } from './routes/intents.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
+import { operatorIntentRoutes } from './routes/operator-intents.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { settlementRoutes } from './routes/settlement.ts';
 
@@ -11,6 +12,7 @@ export async function harbor(app: FastifyInstance): Promise<void> {
   await app.register(policyRoutes);
   await app.register(ledgerRoutes);
   await app.register(intentRoutes);
+  await app.register(operatorIntentRoutes);
   await app.register(fundRoutes);
   await app.register(evidenceRoutes);
   await app.register(settlementRoutes);

@@ -1,6 +1,7 @@
 // The intent as the API shows it. Both `tenant` and `tenant_id` are sent: clients of this protocol read either
-// (client-wire.md §2, §3.3).
+// (docs/engine.md#funding--post-harborintentsidfund).
 import type { Intent } from '../../db/intent-repository.ts';
+import { orderedMaterializedPredicate } from '../policy-presenters.ts';
 
 export function presentIntent(intent: Intent) {
   return {
@@ -19,7 +20,9 @@ export function presentIntent(intent: Intent) {
     budget: intent.budget,
     evidence_schema: intent.evidenceSchema,
     deadline: intent.deadlineText,
-    predicate_dsl: intent.predicateDsl,
+    // An intent bound to a policy version (v7 binding or predicate_ref) carries the rule the service materialized:
+    // shown in the language's order, as the policy version shows it.
+    predicate_dsl: intent.policyTemplateId === null && intent.predicateRef === '' ? intent.predicateDsl : orderedMaterializedPredicate(intent.predicateDsl),
     predicate_ref: intent.predicateRef,
     policy_binding:
       intent.policyTemplateId === null

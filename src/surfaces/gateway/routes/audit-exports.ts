@@ -1,4 +1,4 @@
-// Audit export routes (client-wire.md §9, docs/audit-exports.md): create (the bundle is built at once), list, read
+// Audit export routes (docs/audit-exports.md): create (the bundle is built at once), list, read
 // (optionally with a fresh download token), delete (idempotent), and the download route, which takes only a
 // download JWT for its job (config.access `{ download: 'audit-export' }`, src/platform/access.ts).
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +17,8 @@ const jobIdSchema = { type: 'string', pattern: '^job_[0-9a-f]{32}$' } as const;
 
 /** Operators and auditors export (an auditor's reason to exist); deleting is not read-only, so not auditors. */
 const exporters: RouteAccess = { roles: ['admin', 'operator', 'auditor'] };
+/** Listing and reading are the client's `compliance:read` tools; creating and deleting are not scoped for restricted keys. */
+const exportReaders: RouteAccess = { roles: ['admin', 'operator', 'auditor'], scope: 'mcp.compliance:read' };
 const deleters: RouteAccess = { roles: ['admin', 'operator'] };
 const downloaders: RouteAccess = { download: 'audit-export' };
 
@@ -54,7 +56,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: { limit: number; cursor?: string } }>(
     '/v1/compliance/audit-exports',
     {
-      config: { access: exporters },
+      config: { access: exportReaders },
       schema: {
         querystring: {
           type: 'object',
@@ -75,7 +77,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { job_id: string }; Querystring: { issue_download?: '0' | '1' | 'true' | 'false' } }>(
     '/v1/compliance/audit-exports/:job_id',
     {
-      config: { access: exporters },
+      config: { access: exportReaders },
       schema: {
         ...byId,
         querystring: { type: 'object', additionalProperties: false, properties: { issue_download: { type: 'string', enum: ['0', '1', 'true', 'false'] } } },

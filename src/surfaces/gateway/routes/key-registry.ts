@@ -1,24 +1,21 @@
-// The tenant key registry (DESIGN.md §2): register, list and revoke the Ed25519 public keys of the tenant's
-// principals, agents (by recognition-proof key_id) and operators. Recognition proofs, live-mode intents and
-// operator receipts are checked against these keys.
-import { Point } from '@noble/ed25519';
+// The tenant key registry: register, list and revoke the Ed25519 public keys of the tenant's principals, agents
+// (by recognition-proof key_id) and operators. Recognition proofs, live-mode intents and operator receipts are
+// checked against these keys. Sandbox agent keys registered on first use are listed and revoked here like any other.
 import type { FastifyInstance } from 'fastify';
 import {
-  insertRegisteredKey,
+  keyRegistrationSources,
   listRegisteredKeys,
   registeredKeyKinds,
   revokeRegisteredKey,
-  type RegisteredKey,
+  type KeyRegistrationSource,
   type RegisteredKeyKind,
 } from '../../../db/registered-key-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
+import { pageSizeDefault, pageSizeMax, registeredKeySubjectLengthMax } from '../../../limits.ts';
 import { principalOf } from '../../../platform/access.ts';
-import { isUniqueViolation } from '../../../platform/database.ts';
+import { presentRegisteredKey as present, registerKey } from '../../../services/key-registry-service.ts';
 
 const registeredKeyIdSchema = { type: 'string', pattern: '^rkey_[0-9a-f]{32}$' } as const;
-/** Agent subjects are recognition-proof key ids and follow their grammar (client-wire.md §8.1). */
-const agentKeyIdPattern = /^[a-z0-9][a-z0-9._:/-]{0,127}$/;
 
 const registerBody = {
   type: 'object',
@@ -26,7 +23,7 @@ const registerBody = {
   required: ['kind', 'subject', 'public_key_ed25519_hex'],
   properties: {
     kind: { type: 'string', enum: registeredKeyKinds },
-    subject: { type: 'string', minLength: 1, maxLength: 256 },
+    subject: { type: 'string', minLength: 1, maxLength: registeredKeySubjectLengthMax },
     public_key_ed25519_hex: { type: 'string', pattern: '^[0-9a-f]{64}$' },
   },
 } as const;
@@ -36,33 +33,12 @@ const listQuery = {
   additionalProperties: false,
   properties: {
     kind: { type: 'string', enum: registeredKeyKinds },
-    subject: { type: 'string', minLength: 1, maxLength: 256 },
+    subject: { type: 'string', minLength: 1, maxLength: registeredKeySubjectLengthMax },
+    registered_by: { type: 'string', enum: keyRegistrationSources },
     limit: { type: 'integer', minimum: 1, maximum: pageSizeMax, default: pageSizeDefault },
     cursor: registeredKeyIdSchema,
   },
 } as const;
-
-function present(key: RegisteredKey) {
-  return {
-    object: 'registered_key',
-    id: key.registeredKeyId,
-    kind: key.kind,
-    subject: key.subject,
-    public_key_ed25519_hex: key.publicKey.toString('hex'),
-    created_at: key.createdAt.toISOString(),
-    revoked_at: key.revokedAt?.toISOString() ?? null,
-  };
-}
-
-/** A key we would ever verify against: a point on the curve and not of small order (such a key would accept
- * signatures that prove nothing). */
-function isUsablePublicKey(hex: string): boolean {
-  try {
-    return !Point.fromHex(hex).isSmallOrder();
-  } catch {
-    return false;
-  }
-}
 
 export async function keyRegistryRoutes(app: FastifyInstance): Promise<void> {
   const writers = { access: { roles: ['admin', 'operator'] as const } };
@@ -74,33 +50,20 @@ export async function keyRegistryRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       const { kind, subject, public_key_ed25519_hex: publicKeyHex } = request.body;
-      if (kind === 'agent' && !agentKeyIdPattern.test(subject)) {
-        throw new ServiceError('request.invalid', {
-          message: 'An agent subject is its recognition-proof key_id: lowercase, ^[a-z0-9][a-z0-9._:/-]{0,127}$.',
-          details: { fields: [{ location: 'body', path: '/subject', message: 'must be a recognition-proof key_id' }] },
-        });
-      }
-      if (!isUsablePublicKey(publicKeyHex)) throw new ServiceError('registry.public_key_invalid');
-      try {
-        const key = await app.database.tenant(tenantId, (tx) =>
-          insertRegisteredKey(tx, tenantId, { kind, subject, publicKey: Buffer.from(publicKeyHex, 'hex') }),
-        );
-        return reply.code(201).send(present(key));
-      } catch (error) {
-        if (isUniqueViolation(error, 'registered_keys_live_key')) throw new ServiceError('registry.key_already_registered');
-        if (isUniqueViolation(error, 'registered_keys_live_agent')) throw new ServiceError('registry.agent_key_id_taken');
-        throw error;
-      }
+      const key = await registerKey(app.database, tenantId, { kind, subject, publicKeyHex, registeredBy: 'api' });
+      return reply.code(201).send(present(key));
     },
   );
 
-  app.get<{ Querystring: { kind?: RegisteredKeyKind; subject?: string; limit: number; cursor?: string } }>(
+  app.get<{ Querystring: { kind?: RegisteredKeyKind; subject?: string; registered_by?: KeyRegistrationSource; limit: number; cursor?: string } }>(
     '/v1/registry/keys',
     { config: readers, schema: { querystring: listQuery } },
     async (request) => {
       const { tenantId } = principalOf(request);
-      const { kind, subject, limit, cursor } = request.query;
-      const page = await app.database.tenant(tenantId, (tx) => listRegisteredKeys(tx, tenantId, { kind, subject, limit, startingAfter: cursor }));
+      const { kind, subject, registered_by: registeredBy, limit, cursor } = request.query;
+      const page = await app.database.tenant(tenantId, (tx) =>
+        listRegisteredKeys(tx, tenantId, { kind, subject, registeredBy, limit, startingAfter: cursor }),
+      );
       return {
         object: 'list',
         data: page.keys.map(present),

@@ -1,5 +1,5 @@
 // GET /v1/auth/principal: who the credential is, and the tenant realm every later call is scoped to
-// (client-wire.md §6). SDKs call it first to resolve tenant scope.
+// (rule 5 of docs/wire-compatibility.md#rules-every-surface-follows). SDKs call it first to resolve tenant scope.
 import type { FastifyInstance } from 'fastify';
 import { anyRole, principalOf } from '../../../platform/access.ts';
 

@@ -1,6 +1,7 @@
 // POST /protocol/v2/recognition/verify: checks an agent recognition proof against an expected purpose, verifier
 // and request, and against the tenant's key registry. Always 200 with `valid` when the request itself is well
-// formed, so a caller can tell "this proof is bad" (valid: false, code) from "my call is bad" (4xx).
+// formed, so a caller can tell "this proof is bad" (valid: false, code) from "my call is bad" (4xx). In a sandbox
+// tenant an unregistered key is accepted as the engine accepts it, and registered only when the nonce is consumed.
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { anyRole, principalOf } from '../../../platform/access.ts';
@@ -23,13 +24,18 @@ interface VerifyBody {
   idempotency_key?: string;
 }
 
+/** Errors that judge the proof rather than the call: answered as `valid: false` with the code. An unknown
+ * schema_version is the artifact-wide code, as on every route that verifies a signed artifact. */
+const isProofVerdict = (error: ServiceError): boolean =>
+  error.code.startsWith('recognition.') || error.code === 'artifact.schema_version_unsupported';
+
 const scopeToken = { type: 'string', pattern: '^[a-z0-9][a-z0-9._:/-]{0,127}$' } as const;
 
 export async function recognitionRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: VerifyBody }>(
     '/protocol/v2/recognition/verify',
     {
-      config: { access: { roles: anyRole } },
+      config: { access: { roles: anyRole, scope: 'mcp.a2a:read' } },
       schema: {
         body: {
           type: 'object',
@@ -60,7 +66,7 @@ export async function recognitionRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId, environment } = principalOf(request);
       const body = request.body;
       // A tenant in the body is a hint: it must be the credential's own (spec, Authentication).
       if (body.expected_verifier?.tenant_id !== undefined && body.expected_verifier.tenant_id !== tenantId) {
@@ -81,6 +87,7 @@ export async function recognitionRoutes(app: FastifyInstance): Promise<void> {
               verifierId: body.expected_verifier?.verifier_id ?? recognitionVerifierIdDefault,
               nowMs: Date.now(),
               idempotencyKey: body.idempotency_key,
+              environment,
             },
             { consumeNonce: body.consume_nonce === true },
           ),
@@ -94,9 +101,10 @@ export async function recognitionRoutes(app: FastifyInstance): Promise<void> {
           expires_at: formatRfc3339SecondsUtc(verified.expiresAtMs),
           message_digest_sha256_hex: verified.messageDigestHex,
           nonce_consumed: body.consume_nonce === true,
+          key_registration: verified.keyRegistration,
         };
       } catch (error) {
-        if (error instanceof ServiceError && error.code.startsWith('recognition.')) {
+        if (error instanceof ServiceError && isProofVerdict(error)) {
           return { valid: false, code: error.code, message: error.message };
         }
         throw error;

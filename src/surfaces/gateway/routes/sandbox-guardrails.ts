@@ -1,7 +1,7 @@
-// Sandbox guardrail routes (client-wire.md §12.1, docs/capabilities.md): bootstrap a funded, unsigned intent with
-// its capability token in one call, then submit evidence that is evaluated and settled at once. Sandbox tenants
-// only. Tenant scope comes from the credential alone: the bodies have no tenant field (an unknown field is 400),
-// and an x-tenant-id naming another tenant is refused by the access hook (401).
+// Sandbox guardrail routes (docs/capabilities.md): bootstrap a funded, unsigned intent with its capability token
+// in one call, then submit evidence that is evaluated and settled at once. Sandbox tenants only. Tenant scope
+// comes from the credential alone: the bodies have no tenant field (an unknown field is 400), and any x-tenant-id
+// header is refused by the access hook (400 `request.tenant_header_refused`), as the public client expects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Role } from '../../../credentials/roles.ts';
 import { allowedToolLengthMax, evidenceArtifactsMax, sandboxRequestedSpendCentsMax } from '../../../limits.ts';
@@ -21,7 +21,7 @@ import { intentIdParams } from '../../harbor/routes/intents.ts';
 const guardrailRoles: readonly Role[] = ['admin', 'operator', 'agent'];
 /** The restricted-key scope of these routes (the client's MCP scope `sandbox:write`). */
 const guardrailScope = 'mcp.sandbox:write';
-const access = { roles: guardrailRoles, scope: guardrailScope };
+const access = { roles: guardrailRoles, scope: guardrailScope, tenantHeader: 'refused' } as const;
 // A live tenant is refused (403) before its body is looked at.
 const preValidation = async (request: FastifyRequest) => assertSandboxTenant(principalOf(request));
 
@@ -44,8 +44,9 @@ const bootstrapBody = {
   },
 } as const;
 
-// Every field is optional and clients may send no body at all, so the body is checked in the handler.
-const assertEvidenceBody: (value: unknown) => asserts value is SandboxEvidenceBody = compileBodyValidator<SandboxEvidenceBody>({
+// Every field is optional and clients may send no body at all, so the body is checked in the handler. Exported for
+// the MCP sandbox evidence tool, whose input schema is this body schema.
+export const sandboxEvidenceBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -56,7 +57,9 @@ const assertEvidenceBody: (value: unknown) => asserts value is SandboxEvidenceBo
     requested_spend_cents: { type: 'integer', minimum: 0, maximum: sandboxRequestedSpendCentsMax },
     metadata: { type: 'object' },
   },
-});
+} as const;
+
+const assertEvidenceBody: (value: unknown) => asserts value is SandboxEvidenceBody = compileBodyValidator<SandboxEvidenceBody>(sandboxEvidenceBody);
 
 /** The work as an idempotent tenant transaction, sent with its status and headers. */
 async function guardrailCall(

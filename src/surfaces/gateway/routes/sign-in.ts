@@ -1,4 +1,4 @@
-// Sign-in with a one-time code (DESIGN.md §2, docs/sign-in.md). Both routes are public: login/start always answers
+// Sign-in with a one-time code (docs/sign-in.md). Both routes are public: login/start always answers
 // 200 with a challenge (no account enumeration); challenges/verify trades the code for a 15-minute session JWT.
 import type { FastifyInstance } from 'fastify';
 import { emailLengthMax, signInCodeDigits, tenantIdLengthMax, tenantIdPattern } from '../../../limits.ts';

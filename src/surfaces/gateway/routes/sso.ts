@@ -1,4 +1,4 @@
-// Single sign-on with OpenID Connect (DESIGN.md §2, docs/sso.md): admins configure their tenant's identity provider;
+// Single sign-on with OpenID Connect (docs/sso.md): admins configure their tenant's identity provider;
 // sso/start and sso/callback are public and end in the same session JWT as a one-time-code sign-in.
 import type { FastifyInstance } from 'fastify';
 import type { Role } from '../../../credentials/roles.ts';

@@ -1,6 +1,7 @@
-// POST /verify: capability verification before a paid or side-effecting tool runs (client-wire.md §5,
-// docs/capabilities.md). 200 for allow and deny alike; an allow carries a decision that reserves the spend.
-import type { FastifyInstance } from 'fastify';
+// POST /verify (also served as POST /harbor/verify): capability verification before a paid or side-effecting tool runs
+// (docs/capabilities.md#post-verify). 200 for allow and deny alike; an allow carries a decision that reserves the
+// spend.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Role } from '../../../credentials/roles.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import {
@@ -15,7 +16,7 @@ import { principalOf } from '../../../platform/access.ts';
 import { runIdempotent } from '../../../platform/idempotency.ts';
 import { verifyCapability } from '../../../services/capability-service.ts';
 
-/** Roles that may spend through a capability (DESIGN.md §2): auditors only read. */
+/** Roles that may spend through a capability (docs/roles.md): auditors only read. */
 export const spendRoles: readonly Role[] = ['admin', 'operator', 'agent'];
 /** The restricted-key scope of the spend routes (the client's MCP scope `spend:write`). */
 export const spendScope = 'mcp.spend:write';
@@ -67,58 +68,62 @@ const verifyBody = {
   },
 } as const;
 
+/** The gateway's path, and the engine's path that the public client's direct engine client posts to: one operation
+ * under both (same handler, access, rate limit and idempotency scope). */
+export const verifyPaths = ['/verify', '/harbor/verify'] as const;
+
 export async function verifyRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: VerifyBody }>(
-    '/verify',
-    { config: { access: { roles: spendRoles, scope: spendScope } }, schema: { body: verifyBody } },
-    async (request, reply) => {
-      const { tenantId } = principalOf(request);
-      const { body } = request;
-      // The client sends its key in the header and in the body; either alone is honoured, two different ones are not.
-      const headerKey = request.headers['idempotency-key'];
-      if (body.idempotency_key !== undefined) {
-        if (headerKey === undefined) request.headers['idempotency-key'] = body.idempotency_key;
-        else if (headerKey !== body.idempotency_key) {
-          throw new ServiceError('request.invalid', { message: 'The idempotency-key header and the body idempotency_key differ.' });
-        }
+  for (const path of verifyPaths) {
+    app.post<{ Body: VerifyBody }>(path, { config: { access: { roles: spendRoles, scope: spendScope } }, schema: { body: verifyBody } }, verify);
+  }
+
+  async function verify(request: FastifyRequest<{ Body: VerifyBody }>, reply: FastifyReply): Promise<unknown> {
+    const { tenantId } = principalOf(request);
+    const { body } = request;
+    // The client sends its key in the header and in the body; either alone is honoured, two different ones are not.
+    const headerKey = request.headers['idempotency-key'];
+    if (body.idempotency_key !== undefined) {
+      if (headerKey === undefined) request.headers['idempotency-key'] = body.idempotency_key;
+      else if (headerKey !== body.idempotency_key) {
+        throw new ServiceError('request.invalid', { message: 'The idempotency-key header and the body idempotency_key differ.' });
       }
-      const result = await runIdempotent(app.database, request, { tenantId, operation: 'capability.verify' }, async (tx) => ({
-        status: 200,
-        body: await verifyCapability(tx, app.gatewayKeys, tenantId, {
-          intentId: body.intent_id,
-          token: body.token,
-          operation: body.operation,
-          requestedSpendCents: body.requested_spend_cents,
-          currency: body.currency,
-        }),
-        headers: { 'cache-control': 'no-store' },
-      }));
-      const answer = result.body as Awaited<ReturnType<typeof verifyCapability>>;
-      // The audit trail of every decision, allowed or denied: the audit id finds it from the caller's side.
-      request.log.info(
-        {
-          audit_id: answer.audit_id,
-          intent_id: answer.intent_id,
-          allow: answer.allow,
-          code: answer.code,
-          decision_id: answer.decision_id ?? null,
-          operation: answer.operation,
-          requested_spend_cents: answer.requested_spend_cents,
-          remaining_cents: answer.remaining_cents,
-          tool_call_id: body.tool_call_id,
-          tool_name: body.tool_name,
-          vendor_id: body.vendor_id,
-          task_id: body.task_id,
-          workflow_id: body.workflow_id,
-          agent_subject: body.agent_subject,
-          replayed: result.replayed,
-        },
-        'capability verify',
-      );
-      reply.code(result.status);
-      for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return answer;
-    },
-  );
+    }
+    const result = await runIdempotent(app.database, request, { tenantId, operation: 'capability.verify' }, async (tx) => ({
+      status: 200,
+      body: await verifyCapability(tx, app.gatewayKeys, tenantId, {
+        intentId: body.intent_id,
+        token: body.token,
+        operation: body.operation,
+        requestedSpendCents: body.requested_spend_cents,
+        currency: body.currency,
+      }),
+      headers: { 'cache-control': 'no-store' },
+    }));
+    const answer = result.body as Awaited<ReturnType<typeof verifyCapability>>;
+    // The audit trail of every decision, allowed or denied: the audit id finds it from the caller's side.
+    request.log.info(
+      {
+        audit_id: answer.audit_id,
+        intent_id: answer.intent_id,
+        allow: answer.allow,
+        code: answer.code,
+        decision_id: answer.decision_id ?? null,
+        operation: answer.operation,
+        requested_spend_cents: answer.requested_spend_cents,
+        remaining_cents: answer.remaining_cents,
+        tool_call_id: body.tool_call_id,
+        tool_name: body.tool_name,
+        vendor_id: body.vendor_id,
+        task_id: body.task_id,
+        workflow_id: body.workflow_id,
+        agent_subject: body.agent_subject,
+        replayed: result.replayed,
+      },
+      'capability verify',
+    );
+    reply.code(result.status);
+    for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    return answer;
+  }
 }

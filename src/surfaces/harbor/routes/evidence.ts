@@ -24,7 +24,7 @@ const evidenceBody = {
 export async function evidenceRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { intent_id: string }; Body: EvidenceBody }>(
     '/intents/:intent_id/evidence',
-    { config: { access: { roles: intentWriters } }, schema: { params: intentIdParams, body: evidenceBody } },
+    { config: { access: { roles: intentWriters, scope: 'mcp.evidence:write' } }, schema: { params: intentIdParams, body: evidenceBody } },
     (request, reply) =>
       engineMutation(app, request, reply, { operation: 'intent.evidence', purpose: recognitionPurposes.evidenceSubmit }, async (tx, principal) => {
         const recorded = await recordEvidence(tx, principal.tenantId, request.params.intent_id, request.body);

@@ -1,4 +1,4 @@
-// POST /harbor/intents/{id}/fund: the 402 funding handshake (client-wire.md §2). Answers 200 (funded, with the
+// POST /harbor/intents/{id}/fund: the 402 funding handshake (docs/rails.md). Answers 200 (funded, with the
 // capability token), 202 (pending: re-send the same request to poll) or 402 (a challenge to answer).
 import type { FastifyInstance } from 'fastify';
 import { fundIntent } from '../../../services/funding-service.ts';
@@ -10,7 +10,7 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { intent_id: string } }>(
     '/intents/:intent_id/fund',
     // The body is `{}` (or nothing): the rail credential travels in headers.
-    { config: { access: { roles: intentWriters } }, schema: { params: intentIdParams } },
+    { config: { access: { roles: intentWriters, scope: 'mcp.settlement:write' } }, schema: { params: intentIdParams } },
     async (request, reply) =>
       engineMutation(app, request, reply, { operation: 'intent.fund', purpose: recognitionPurposes.intentFund }, (tx, principal) =>
         fundIntent(tx, {

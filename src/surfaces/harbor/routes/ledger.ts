@@ -1,4 +1,4 @@
-// Ledger routes under /harbor/ledger/v1 (client-wire.md §12.4, docs/ledger.md): the signed tip checkpoint, the
+// Ledger routes under /harbor/ledger/v1 (docs/ledger.md#routes): the signed tip checkpoint, the
 // signing authority, and the rows as a paged event stream. Read-only; every answer echoes the caller's tenant.
 import type { FastifyInstance } from 'fastify';
 import { listLedgerRows, type LedgerRow } from '../../../db/ledger-repository.ts';

@@ -1,11 +1,12 @@
-// Policy registry routes under /harbor/policy/v1 (DESIGN.md §4, client-wire.md §7.4): the managed templates, a
-// preview and a dry-run test of a rule, drafting immutable versions, rolling one out, and reading the versions.
-// Per the spec these POSTs do not honor idempotency keys; read /versions before retrying a draft.
+// Policy registry routes under /harbor/policy/v1 (docs/predicates.md#managed-templates,
+// docs/decisions.md#policy-registry): the managed templates, a preview and a dry-run test of a rule, drafting immutable
+// versions, rolling one out, and reading the versions. Per the spec these POSTs do not honor idempotency keys; read
+// /versions before retrying a draft.
 import type { FastifyInstance } from 'fastify';
 import { compilePredicate, evaluate, materializeTemplate, templateCatalog, type CompiledPredicate } from '../../../predicate/index.ts';
 import { findPolicyHead, listPolicyVersions } from '../../../db/policy-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
+import { pageSizeDefault, pageSizeMax, policyVersionSeqMax } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../platform/access.ts';
 import { draftPolicy, parseDigest, rolloutPolicy } from '../../../services/policy-service.ts';
 import { presentHeadMove, presentVersion } from '../../policy-presenters.ts';
@@ -25,7 +26,8 @@ interface TestBody {
 }
 
 export async function policyRoutes(app: FastifyInstance): Promise<void> {
-  const readers = { access: { roles: anyRole } };
+  // Side-effect-free reads: a restricted key needs the discovery scope (the client's explain-policy tool).
+  const readers = { access: { roles: anyRole, scope: 'mcp.discovery:read' } };
   const writers = { access: { roles: ['admin', 'operator'] as const } };
 
   app.get('/policy/v1/templates', { config: readers }, async () => ({ object: 'list', templates: templateCatalog() }));
@@ -120,7 +122,7 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
           type: 'object',
           additionalProperties: false,
           required: ['template_id', 'version_seq'],
-          properties: { template_id: templateIdSchema, version_seq: { type: 'integer', minimum: 1 }, expected_head_digest: digestSchema },
+          properties: { template_id: templateIdSchema, version_seq: { type: 'integer', minimum: 1, maximum: policyVersionSeqMax }, expected_head_digest: digestSchema },
         },
       },
     },
@@ -149,7 +151,7 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
           properties: {
             template_id: templateIdSchema,
             limit: { type: 'integer', minimum: 1, maximum: pageSizeMax, default: pageSizeDefault },
-            cursor: { type: 'integer', minimum: 1 },
+            cursor: { type: 'integer', minimum: 1, maximum: policyVersionSeqMax },
           },
         },
       },

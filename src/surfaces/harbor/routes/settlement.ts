@@ -1,5 +1,6 @@
 // POST /harbor/intents/{id}/settlement/confirm: carries out the settlement the stored evaluation implies
-// (client-wire.md §4: it does not choose between release and refund; the rule both parties signed does).
+// (docs/engine.md#settlement--post-harborintentsidsettlementconfirm: it does not choose between release and refund; the
+// rule both parties signed does).
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { compileBodyValidator } from '../../../platform/validation.ts';
@@ -14,17 +15,20 @@ interface ConfirmBody {
   expected_action?: SettlementAction;
 }
 
-const assertConfirmBody: (value: unknown) => asserts value is ConfirmBody = compileBodyValidator<ConfirmBody>({
+/** Exported for the MCP confirm tool, whose input schema is this body schema. */
+export const confirmBody = {
   type: 'object',
   additionalProperties: false,
   properties: { expected_action: { type: 'string', enum: ['release', 'refund'] } },
-});
+} as const;
+
+const assertConfirmBody: (value: unknown) => asserts value is ConfirmBody = compileBodyValidator<ConfirmBody>(confirmBody);
 
 export async function settlementRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { intent_id: string } }>(
     '/intents/:intent_id/settlement/confirm',
     // The body is optional (clients send `{}` or nothing), so it is checked in the handler.
-    { config: { access: { roles: ['admin', 'operator'] } }, schema: { params: intentIdParams } },
+    { config: { access: { roles: ['admin', 'operator'], scope: 'mcp.settlement:write' } }, schema: { params: intentIdParams } },
     async (request, reply) => {
       const body = request.body ?? {};
       assertConfirmBody(body);

@@ -1,0 +1,102 @@
+// The MCP scope catalogue (docs/mcp.md): the scopes a restricted key (`svc_rk_…`) may carry, the presets that name
+// sets of them, and the one rule that decides whether a granted scope covers a required one.
+import { ServiceError } from '../errors/service-error.ts';
+
+export type ScopeLevel = 'read' | 'write';
+
+export interface ScopeDefinition {
+  readonly id: string;
+  /** `write` implies `read`; a scope whose highest level is `read` cannot be granted `write`. */
+  readonly levelMax: ScopeLevel;
+  readonly description: string;
+}
+
+/** The client's catalogue (its scope groups, in its order). Signal, receipts and A2A are listed so that keys minted
+ * today keep working when those surfaces arrive; no route needs them yet. */
+export const scopeDefinitions: readonly ScopeDefinition[] = [
+  { id: 'mcp.discovery', levelMax: 'read', description: 'Principal, intent reads and policy explanations: nothing that changes state.' },
+  { id: 'mcp.signal', levelMax: 'read', description: 'Standing reads (no route yet).' },
+  { id: 'mcp.compliance', levelMax: 'read', description: 'Audit export listing and reading.' },
+  { id: 'mcp.a2a', levelMax: 'write', description: 'Recognition-proof and mandate verification (read); mandate import (write, no route yet).' },
+  { id: 'mcp.receipts', levelMax: 'read', description: 'Receipt reads and verification (no route yet).' },
+  { id: 'mcp.evidence', levelMax: 'write', description: 'Payee-signed completion evidence submission.' },
+  { id: 'mcp.spend', levelMax: 'write', description: 'Intent creation, capability verification and spend authorization.' },
+  { id: 'mcp.settlement', levelMax: 'write', description: 'Funding intents and confirming settlement: moves money, so never in a preset.' },
+  { id: 'mcp.sandbox', levelMax: 'write', description: 'Sandbox guardrail bootstrap and evidence.' },
+];
+
+export interface ScopePreset {
+  readonly id: string;
+  readonly description: string;
+  readonly scopes: readonly string[];
+}
+
+/** Starting sets for restricted keys. `mcp.settlement:write` is in none of them: it must be asked for by name. */
+export const scopePresets: readonly ScopePreset[] = [
+  {
+    id: 'mcp-readonly',
+    description: 'Identity, intent reads, standing, audit exports and receipts. No writes.',
+    scopes: ['mcp.discovery:read', 'mcp.signal:read', 'mcp.compliance:read', 'mcp.receipts:read'],
+  },
+  {
+    id: 'mcp-spend-operator',
+    description: 'Read-only discovery plus intent creation, spend authorization and completion evidence. No settlement.',
+    scopes: ['mcp.discovery:read', 'mcp.signal:read', 'mcp.compliance:read', 'mcp.receipts:read', 'mcp.spend:write', 'mcp.evidence:write'],
+  },
+  {
+    id: 'mcp-sandbox-agent',
+    description: 'Sandbox guardrail bootstrap and evidence, with discovery and spend authorization.',
+    scopes: ['mcp.discovery:read', 'mcp.sandbox:write', 'mcp.spend:write'],
+  },
+];
+
+const definitionById = new Map(scopeDefinitions.map((definition) => [definition.id, definition]));
+const presetById = new Map(scopePresets.map((preset) => [preset.id, preset]));
+const levelRank: Record<ScopeLevel, number> = { read: 0, write: 1 };
+
+/** `mcp.spend:write` → its id and level; undefined for anything that is not a catalogue scope at an allowed level. */
+export function parseScope(text: string): { readonly id: string; readonly level: ScopeLevel } | undefined {
+  const separator = text.lastIndexOf(':');
+  const id = text.slice(0, separator);
+  const level = text.slice(separator + 1);
+  const definition = definitionById.get(id);
+  if (separator <= 0 || definition === undefined || (level !== 'read' && level !== 'write')) return undefined;
+  return levelRank[level] <= levelRank[definition.levelMax] ? { id, level } : undefined;
+}
+
+/**
+ * The scopes a key is issued with: presets expanded, each scope checked against the catalogue, duplicates dropped,
+ * sorted. Anything unknown is refused (400 `api_key.scope_unknown`, naming it) rather than stored as a scope that no
+ * route would ever honour, which the key's holder would only discover when every call failed.
+ */
+export function normalizeScopes(requested: readonly string[]): string[] {
+  const scopes = new Set<string>();
+  const unknown: string[] = [];
+  for (const entry of requested) {
+    const preset = presetById.get(entry);
+    if (preset) for (const scope of preset.scopes) scopes.add(scope);
+    else if (parseScope(entry)) scopes.add(entry);
+    else unknown.push(entry);
+  }
+  if (unknown.length > 0) {
+    throw new ServiceError('api_key.scope_unknown', {
+      details: { unknown_scopes: unknown, known_scopes: knownScopes(), known_presets: scopePresets.map((preset) => preset.id) },
+    });
+  }
+  return [...scopes].sort();
+}
+
+/** Every scope a key may carry, `id:level` for each level up to the scope's highest. */
+export function knownScopes(): string[] {
+  return scopeDefinitions.flatMap((definition) => (definition.levelMax === 'write' ? [`${definition.id}:read`, `${definition.id}:write`] : [`${definition.id}:read`]));
+}
+
+/** Whether the granted scopes cover `required` (`write` covers `read` of the same scope). */
+export function scopeGranted(granted: readonly string[], required: string): boolean {
+  const needed = parseScope(required);
+  if (needed === undefined) return false;
+  return granted.some((entry) => {
+    const held = parseScope(entry);
+    return held !== undefined && held.id === needed.id && levelRank[held.level] >= levelRank[needed.level];
+  });
+}

@@ -1,0 +1,69 @@
+// Binds each tool row to the route it calls: its input schema (the route's own schema objects), its roles and its
+// scope come from the route's registered contract, so a tool cannot drift from its route. Checked at start-up.
+import type { Principal } from '../../credentials/principal.ts';
+import type { Role } from '../../credentials/roles.ts';
+import { scopeGranted } from '../../credentials/mcp-scopes.ts';
+import type { RouteContract } from './route-contracts.ts';
+import { headerArguments, toolDefinitions, type ToolDefinition } from './tools.ts';
+
+export interface ResolvedTool extends ToolDefinition {
+  /** The JSON schema an MCP host sees; for `body` and `query` tools, the route's schema object itself. */
+  readonly inputSchema: Record<string, unknown>;
+  /** The route's body schema (the same object the route validates with), when the tool sends a body. */
+  readonly routeBodySchema: object | undefined;
+  readonly pathParameters: readonly string[];
+  readonly roles: readonly Role[];
+  /** The scope a restricted key needs: the route's declared scope (`any` for every credential). */
+  readonly scope: string;
+}
+
+const pathParameterPattern = /:([a-z_]+)/g;
+
+/** Resolves every tool against the routes; a tool whose route is missing or unscoped is a programmer error. */
+export function resolveTools(contracts: ReadonlyMap<string, RouteContract>): ResolvedTool[] {
+  return toolDefinitions.map((tool) => {
+    const contract = contracts.get(`${tool.method} ${tool.path}`);
+    if (!contract) throw new Error(`MCP tool ${tool.name} calls ${tool.method} ${tool.path}, which is not a route`);
+    const { access } = contract;
+    if (!('roles' in access) || access.scope === undefined) {
+      throw new Error(`MCP tool ${tool.name} calls ${tool.method} ${tool.path}, whose access names no scope for restricted keys`);
+    }
+    const routeBodySchema = (contract.schema?.body as object | undefined) ?? tool.bodySchema;
+    const pathParameters = [...tool.path.matchAll(pathParameterPattern)].map((match) => match[1]!);
+    return {
+      ...tool,
+      inputSchema: inputSchemaOf(tool, contract, routeBodySchema, pathParameters),
+      routeBodySchema,
+      pathParameters,
+      roles: access.roles,
+      scope: access.scope,
+    };
+  });
+}
+
+function inputSchemaOf(tool: ToolDefinition, contract: RouteContract, bodySchema: object | undefined, pathParameters: readonly string[]): Record<string, unknown> {
+  if (tool.input === 'body') {
+    if (!bodySchema) throw new Error(`MCP tool ${tool.name} takes the body of ${tool.path}, which registers no body schema`);
+    return bodySchema as Record<string, unknown>;
+  }
+  if (tool.input === 'query') {
+    const query = contract.schema?.querystring as Record<string, unknown> | undefined;
+    if (!query) throw new Error(`MCP tool ${tool.name} takes the query of ${tool.path}, which registers no query schema`);
+    return query;
+  }
+  const parameterSchemas = (contract.schema?.params as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const properties: Record<string, unknown> = {};
+  for (const name of pathParameters) properties[name] = parameterSchemas[name] ?? { type: 'string' };
+  for (const name of tool.headers ?? []) properties[name] = { type: 'string', minLength: 1, description: headerArguments[name].description };
+  if (tool.method === 'POST' && bodySchema) properties['body'] = bodySchema;
+  return { type: 'object', additionalProperties: false, required: [...pathParameters], properties };
+}
+
+/** Whether the principal may see and call the tool: its role is in the route's roles and, for a restricted key, the
+ * key carries the route's scope. Exactly the route's own access rule (src/platform/access.ts). */
+export function toolAllowed(tool: ResolvedTool, principal: Principal): boolean {
+  if (!tool.roles.includes(principal.role)) return false;
+  const { credential } = principal;
+  if (credential.type !== 'api_key' || credential.keyKind !== 'restricted' || tool.scope === 'any') return true;
+  return scopeGranted(credential.scopes, tool.scope);
+}

@@ -1,0 +1,84 @@
+// The MCP tools as data (docs/mcp.md): each row names the HTTP route the tool calls and how its arguments become that
+// request. Roles, scope and input schema are not written here: they are read from the route itself.
+import { sandboxEvidenceBody } from '../gateway/routes/sandbox-guardrails.ts';
+import { confirmBody } from '../harbor/routes/settlement.ts';
+import { recognitionProofHeaderName } from '../../signing/recognition.ts';
+import { mppCredentialHeaderName } from '../../rails/mpp.ts';
+import { x402CredentialHeaderName } from '../../rails/x402.ts';
+
+/**
+ * How a tool's arguments become the request:
+ * - `body`: the arguments are the JSON body, and the input schema is the route's body schema itself;
+ * - `query`: the arguments are the query string, and the input schema is the route's query schema itself;
+ * - `envelope`: path parameters and header fields are arguments of their own, and the body (when the route takes
+ *   one) is the argument `body`, whose schema is the route's body schema itself.
+ */
+export type ToolInput = 'body' | 'query' | 'envelope';
+
+/** Header fields an envelope tool may take, by argument name. */
+export const headerArguments = {
+  idempotency_key: { header: 'idempotency-key', description: 'Sent as the Idempotency-Key header.' },
+  recognition_proof: {
+    header: recognitionProofHeaderName,
+    description: `Sent as the ${recognitionProofHeaderName} header: the agent's recognition proof over this route's method, path and the body bytes (JSON.stringify of the body argument, or {} without one). Required for live tenants.`,
+  },
+  payment_signature: { header: x402CredentialHeaderName, description: `x402: the answer to the PAYMENT-REQUIRED challenge, sent as the ${x402CredentialHeaderName} header.` },
+  payment_authorization: { header: mppCredentialHeaderName, description: `MPP: the answer to the WWW-Authenticate challenge, sent as the ${mppCredentialHeaderName} header.` },
+} as const;
+
+export type HeaderArgument = keyof typeof headerArguments;
+
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly method: 'GET' | 'POST';
+  /** The route's path as registered, e.g. `/harbor/intents/:intent_id/fund`. */
+  readonly path: string;
+  readonly input: ToolInput;
+  /** Envelope tools only: header fields the tool takes. */
+  readonly headers?: readonly HeaderArgument[];
+  /** For a route that checks its body in the handler rather than registering a schema: the schema it checks with. */
+  readonly bodySchema?: object;
+  /** Reads change nothing (MCP `readOnlyHint`). */
+  readonly readOnly: boolean;
+}
+
+const mutationHeaders: readonly HeaderArgument[] = ['idempotency_key', 'recognition_proof'];
+
+/** The client's catalogue in our names. Receipts, mandates, standing and A2A reads are one row each when they exist;
+ * `svc_get_budget_remaining` waits for a route that reports an intent's remaining budget without reserving it. */
+export const toolDefinitions: readonly ToolDefinition[] = [
+  { name: 'svc_get_principal', method: 'GET', path: '/v1/auth/principal', input: 'envelope', readOnly: true,
+    description: 'Who this API key is: tenant, environment, role, key kind and MCP scopes.' },
+  { name: 'svc_list_intents', method: 'GET', path: '/harbor/operator/v1/intents', input: 'query', readOnly: true,
+    description: 'Lists the tenant\'s intents, newest first, optionally by status or operator (payee) DID; page with cursor.' },
+  { name: 'svc_get_intent', method: 'GET', path: '/harbor/operator/v1/intents/:intent_id', input: 'envelope', readOnly: true,
+    description: 'One intent of the tenant: state, amounts, allowed tools, release rule.' },
+  { name: 'svc_explain_policy', method: 'POST', path: '/harbor/policy/v1/preview', input: 'body', readOnly: true,
+    description: 'Explains a release-rule template with its parameters: the rule it materializes and a human summary. Changes nothing.' },
+  { name: 'svc_create_intent', method: 'POST', path: '/harbor/intents', input: 'envelope', headers: mutationHeaders, readOnly: false,
+    description: 'Creates an escrowed intent from a principal-signed creation envelope (signing version 6 or 7).' },
+  { name: 'svc_fund_intent', method: 'POST', path: '/harbor/intents/:intent_id/fund', input: 'envelope', readOnly: false,
+    headers: [...mutationHeaders, 'payment_signature', 'payment_authorization'],
+    description: 'Funds an intent through its rail\'s 402 handshake: call once for the challenge, then again with the answer to it.' },
+  { name: 'svc_verify_capability', method: 'POST', path: '/verify', input: 'body', readOnly: false,
+    description: 'Verifies a capability token for one operation of an intent; an allow reserves the spend.' },
+  { name: 'svc_authorize_agent_spend', method: 'POST', path: '/verify', input: 'body', readOnly: false,
+    description: 'The spend gate before a paid or side-effecting tool runs: the capability check under the name agents look for.' },
+  { name: 'svc_submit_evidence', method: 'POST', path: '/harbor/intents/:intent_id/evidence', input: 'envelope', headers: mutationHeaders, readOnly: false,
+    description: 'Submits payee-signed completion evidence; the intent\'s release rule is evaluated against it.' },
+  { name: 'svc_confirm_settlement', method: 'POST', path: '/harbor/intents/:intent_id/settlement/confirm', input: 'envelope', readOnly: false,
+    headers: mutationHeaders, bodySchema: confirmBody,
+    description: 'Carries out the settlement (release or refund) the release rule implies for the recorded evidence.' },
+  { name: 'svc_bootstrap_sandbox_guardrail', method: 'POST', path: '/v1/sandbox/guardrails/bootstrap', input: 'body', readOnly: false,
+    description: 'Sandbox: creates a funded, unsigned intent for one operation and returns its capability token.' },
+  { name: 'svc_submit_sandbox_guardrail_evidence', method: 'POST', path: '/v1/sandbox/guardrails/:intent_id/evidence', input: 'envelope', readOnly: false,
+    headers: ['idempotency_key'], bodySchema: sandboxEvidenceBody,
+    description: 'Sandbox: submits evidence for a guardrail intent, evaluated and settled at once.' },
+  { name: 'svc_verify_agent_recognition_proof_v1', method: 'POST', path: '/protocol/v2/recognition/verify', input: 'body', readOnly: true,
+    description: 'Verifies an agent recognition proof against the request it claims to authenticate.' },
+  { name: 'svc_list_audit_exports', method: 'GET', path: '/v1/compliance/audit-exports', input: 'query', readOnly: true,
+    description: 'Lists the tenant\'s audit export jobs.' },
+  { name: 'svc_get_audit_export', method: 'GET', path: '/v1/compliance/audit-exports/:job_id', input: 'envelope', readOnly: true,
+    description: 'One audit export job: status, filter, manifest digest.' },
+];
