@@ -9,6 +9,7 @@ export const redactedPaths = [
   'req.headers["x-svc-agent-recognition-proof"]',
   'req.headers["payment-signature"]',
   'req.headers["x-svc-payment-authorization"]',
+  'req.headers["x-svc-already-counted"]',
   'res.headers["set-cookie"]',
   '*.api_key',
   '*.apiKey',

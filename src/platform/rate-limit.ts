@@ -9,7 +9,7 @@
 // per window are admitted, and every admitted one is counted), while a busy key costs about one round trip per
 // database latency instead of one per request. A bucket seen full in this window is refused locally until the
 // window ends: counters only grow within a window, so that answer cannot become wrong.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
@@ -240,16 +240,37 @@ export async function deleteExpiredRateLimitCounters(tx: Queryable, beforeMs: nu
   return rowCount ?? 0;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Headers for a request the process sends to itself on behalf of a request already counted (an MCP tool call
+     * runs its route through `inject`): the rate limiter does not count it again. */
+    readonly alreadyCountedHeaders: Readonly<Record<string, string>>;
+  }
+}
+
+/** The header that marks a request as already counted, with a value only this process knows. */
+export const alreadyCountedHeader = 'x-svc-already-counted';
+
+function isAlreadyCounted(value: string | string[] | undefined, token: Buffer): boolean {
+  if (typeof value !== 'string') return false;
+  const presented = Buffer.from(value);
+  return presented.length === token.length && timingSafeEqual(presented, token);
+}
+
 export const rateLimit = fastifyPlugin(
   async (app: FastifyInstance, settings: RateLimitSettings) => {
     const policies = rateLimitPolicies(settings);
     const limiter = new RateLimiter(settings.store ?? new PostgresRateLimitStore(app.database.pool));
+    // A fresh secret per process: a client that sends the header with any other value is counted as usual.
+    const alreadyCountedToken = Buffer.from(randomBytes(32).toString('base64url'));
+    app.decorate('alreadyCountedHeaders', { [alreadyCountedHeader]: alreadyCountedToken.toString() });
 
     // After `access`: an authenticated route has its principal by now, and a refused credential is not counted.
     app.addHook('onRequest', async (request, reply) => {
       const routeAccess = request.routeOptions.config.access;
       // Unknown routes (no access declared) answer 404 without touching the database; health checks are never limited.
       if (!routeAccess || unlimitedRoutes.has(request.routeOptions.url ?? '')) return;
+      if (isAlreadyCounted(request.headers[alreadyCountedHeader], alreadyCountedToken)) return;
       const [policy, subject] =
         'public' in routeAccess
           ? [policies.address, request.ip]

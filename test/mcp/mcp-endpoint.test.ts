@@ -141,6 +141,19 @@ describe('the endpoint', () => {
     expect(response.headers.get('x-request-id')).toBeTruthy();
     expect(((await response.json()) as any).result.serverInfo.name).toBe('svc-settlement');
   });
+
+  it('counts a tool call once, as the HTTP call it stands for would be counted, and not its inner route again', async () => {
+    const key = await acme.key('admin');
+    const remaining = async () => Number((await fetch(`${baseUrl}/v1/auth/principal`, { headers: bearer(key) })).headers.get('x-ratelimit-remaining'));
+    const client = await connect(key);
+    const before = await remaining();
+    await call(client, 'svc_get_principal', {});
+    // One for the /mcp request that carries the tool call, one for the principal read that measures it.
+    expect(before - (await remaining())).toBe(2);
+    // The marker header with any other value is no exemption: the call is counted as usual.
+    const forged = await fetch(`${baseUrl}/v1/auth/principal`, { headers: { ...bearer(key), 'x-svc-already-counted': 'guess' } });
+    expect(before - Number(forged.headers.get('x-ratelimit-remaining'))).toBe(3);
+  });
 });
 
 describe('tools per credential', () => {

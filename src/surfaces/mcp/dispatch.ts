@@ -1,6 +1,7 @@
 // Runs one tool call as the HTTP request it stands for, through the app's own router (`app.inject`) with the
 // caller's own Authorization header, and turns the answer into an MCP tool result. So every rule of the route
-// (access, tenant scope, validation, recognition proofs, idempotency, rate limit, error codes) applies unchanged.
+// (access, tenant scope, validation, recognition proofs, idempotency, error codes) applies unchanged; the rate limit
+// counts the /mcp request that carries the call, once.
 import type { FastifyInstance } from 'fastify';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../../errors/service-error.ts';
@@ -65,7 +66,10 @@ export async function dispatchTool(app: FastifyInstance, tool: ResolvedTool, arg
     if (error instanceof ServiceError) return toolError({ code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) });
     throw error;
   }
-  const response = await app.inject({ method: tool.method, url: request.url, headers: request.headers, ...(request.payload === undefined ? {} : { payload: request.payload }) });
+  // The /mcp request that carries this call was counted against the credential's rate limit; the route it runs is
+  // not counted a second time.
+  const headers = { ...request.headers, ...app.alreadyCountedHeaders };
+  const response = await app.inject({ method: tool.method, url: request.url, headers, ...(request.payload === undefined ? {} : { payload: request.payload }) });
   const body = parseJson(response.body);
   const envelope = errorEnvelopeOf(body);
   if (envelope) return toolError(envelope);
