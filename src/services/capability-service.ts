@@ -7,7 +7,7 @@
 // nothing is read from the database.
 import { randomUUID } from 'node:crypto';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
-import { lockIntent, type Intent } from '../db/intent-repository.ts';
+import { findIntent, lockIntent, type Intent } from '../db/intent-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
 import {
   completeReservedDecision,
@@ -168,4 +168,32 @@ export async function completeSpendDecision(tx: Queryable, tenantId: string, dec
   if (!existing) throw new ServiceError('spend_decision.not_found');
   if (existing.status === outcome) return presentDecision(existing);
   throw new ServiceError('spend_decision.already_completed', { details: { status: existing.status } });
+}
+
+/** What an intent's capability can still spend, as the next /verify would see it, without reserving anything. */
+export interface IntentBudget {
+  readonly intent_id: string;
+  readonly state: Intent['state'];
+  readonly currency: string;
+  readonly amount_cents: number;
+  readonly reserved_cents: number;
+  readonly consumed_cents: number;
+  /** amount − reserved − consumed; spending is possible only while the intent is funded (or evidence is recorded). */
+  readonly remaining_cents: number;
+}
+
+/** The budget of one intent of the tenant, read without a lock: a snapshot, while /verify decides under the lock. */
+export async function readIntentBudget(tx: Queryable, tenantId: string, intentId: string): Promise<IntentBudget> {
+  const intent = await findIntent(tx, tenantId, intentId);
+  if (!intent) throw new ServiceError('intent.not_found');
+  const totals = await sumSpend(tx, tenantId, intent.intentId);
+  return {
+    intent_id: intent.intentId,
+    state: intent.state,
+    currency: intent.currency,
+    amount_cents: intent.amountCents,
+    reserved_cents: safeIntegerOf(totals.reservedCents, 'reserved_cents'),
+    consumed_cents: safeIntegerOf(totals.consumedCents, 'consumed_cents'),
+    remaining_cents: safeIntegerOf(BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents, 'remaining_cents'),
+  };
 }

@@ -127,6 +127,28 @@ describe('POST /verify allows', () => {
   });
 });
 
+describe('GET /harbor/intents/{id}/budget', () => {
+  it('reads what is left without reserving anything, counts reserved and consumed apart, and 404s another tenant', async () => {
+    const { intentId, token } = await fundedIntent();
+    const budget = async (key = acme.adminKey) => app.inject({ url: `/harbor/intents/${intentId}/budget`, headers: bearer(key) });
+    expect((await budget()).json()).toEqual({
+      object: 'intent_budget', tenant_id: acme.tenantId, intent_id: intentId, state: 'funded', currency: 'usd',
+      amount_cents: 500, reserved_cents: 0, consumed_cents: 0, remaining_cents: 500,
+    });
+    const first = (await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 120 })).json();
+    await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 100 });
+    expect((await complete(first.decision_id, 'consumed')).statusCode).toBe(200);
+    // Reading twice reserves nothing: the same figures, and the next verify still sees 280 left.
+    for (let read = 0; read < 2; read += 1) {
+      expect((await budget(await acme.key('auditor'))).json()).toMatchObject({ reserved_cents: 100, consumed_cents: 120, remaining_cents: 280 });
+    }
+    expect((await verify({ intent_id: intentId, token, operation: 'search.web' })).json().remaining_cents).toBe(280);
+    const foreign = await budget(globex.adminKey);
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().error.code).toBe('intent.not_found');
+  });
+});
+
 describe('POST /verify denies', () => {
   it('capability.invalid_signature: a tampered token, a token of another keyring, a session token', async () => {
     const { intentId, token } = await fundedIntent();

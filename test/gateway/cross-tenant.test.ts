@@ -78,6 +78,7 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'DELETE /v1/registry/keys/:id': () => [`/v1/registry/keys/${secrets.registeredKey}`, undefined],
   'GET /harbor/intents/:intent_id': () => [`/harbor/intents/${secrets.intent}`, undefined],
   'GET /harbor/operator/v1/intents/:intent_id': () => [`/harbor/operator/v1/intents/${secrets.intent}`, undefined],
+  'GET /harbor/intents/:intent_id/budget': () => [`/harbor/intents/${secrets.intent}/budget`, undefined],
   'POST /harbor/intents/:intent_id/fund': () => [`/harbor/intents/${secrets.intent}/fund`, {}],
   'POST /harbor/intents/:intent_id/evidence': () => [
     `/harbor/intents/${secrets.intent}/evidence`,

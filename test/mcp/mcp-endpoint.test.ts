@@ -84,7 +84,7 @@ async function refusedCall(client: Client, name: string, args: Record<string, un
 }
 
 const allTools = toolDefinitions.map((tool) => tool.name).sort();
-const readTools = ['svc_explain_policy', 'svc_get_intent', 'svc_get_principal', 'svc_list_intents'];
+const readTools = ['svc_explain_policy', 'svc_get_budget_remaining', 'svc_get_intent', 'svc_get_principal', 'svc_list_intents'];
 
 describe('the endpoint', () => {
   it('answers 401 without a key, as every authenticated route does, and the official client cannot connect', async () => {
@@ -233,6 +233,8 @@ describe('lifecycles through tools only', () => {
     expect(verdict).toMatchObject({ allow: true, tenant: acme.tenantId, intent_id: boot.intent_id });
     const spend = await call(client, 'svc_authorize_agent_spend', { intent_id: boot.intent_id, token: boot.capability_token, operation: 'search.web', requested_spend_cents: 10 });
     expect(spend.allow).toBe(true);
+    const budget = await call(client, 'svc_get_budget_remaining', { intent_id: boot.intent_id });
+    expect(budget).toMatchObject({ intent_id: boot.intent_id, amount_cents: 120, reserved_cents: 110, remaining_cents: 10 });
     const settled = await call(client, 'svc_submit_sandbox_guardrail_evidence', { intent_id: boot.intent_id, body: { payload: { status: 'completed' } }, idempotency_key: `mcp-evidence-${boot.intent_id}` });
     expect(settled).toMatchObject({ intent_id: boot.intent_id, sandbox_lifecycle_status: 'released', predicate_passed: true });
     const intent = await call(client, 'svc_get_intent', { intent_id: boot.intent_id });

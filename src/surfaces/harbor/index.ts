@@ -1,5 +1,6 @@
 // The transaction engine surface, mounted under /harbor: intents, funding, evidence, settlement, policies, ledger.
 import type { FastifyInstance } from 'fastify';
+import { budgetRoutes } from './routes/budget.ts';
 import { evidenceRoutes } from './routes/evidence.ts';
 import { fundRoutes } from './routes/fund.ts';
 import { intentRoutes } from './routes/intents.ts';
@@ -13,6 +14,7 @@ export async function harbor(app: FastifyInstance): Promise<void> {
   await app.register(ledgerRoutes);
   await app.register(intentRoutes);
   await app.register(operatorIntentRoutes);
+  await app.register(budgetRoutes);
   await app.register(fundRoutes);
   await app.register(evidenceRoutes);
   await app.register(settlementRoutes);

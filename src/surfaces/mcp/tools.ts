@@ -45,8 +45,7 @@ export interface ToolDefinition {
 
 const mutationHeaders: readonly HeaderArgument[] = ['idempotency_key', 'recognition_proof'];
 
-/** The client's catalogue in our names. Receipts, mandates, standing and A2A reads are one row each when they exist;
- * `svc_get_budget_remaining` waits for a route that reports an intent's remaining budget without reserving it. */
+/** The client's catalogue in our names. Receipts, mandates, standing and A2A reads are one row each when they exist. */
 export const toolDefinitions: readonly ToolDefinition[] = [
   { name: 'svc_get_principal', method: 'GET', path: '/v1/auth/principal', input: 'envelope', readOnly: true,
     description: 'Who this API key is: tenant, environment, role, key kind and MCP scopes.' },
@@ -54,6 +53,8 @@ export const toolDefinitions: readonly ToolDefinition[] = [
     description: 'Lists the tenant\'s intents, newest first, optionally by status or operator (payee) DID; page with cursor.' },
   { name: 'svc_get_intent', method: 'GET', path: '/harbor/operator/v1/intents/:intent_id', input: 'envelope', readOnly: true,
     description: 'One intent of the tenant: state, amounts, allowed tools, release rule.' },
+  { name: 'svc_get_budget_remaining', method: 'GET', path: '/harbor/intents/:intent_id/budget', input: 'envelope', readOnly: true,
+    description: 'What an intent\'s capability can still spend (amount, reserved, consumed, remaining cents), without reserving anything.' },
   { name: 'svc_explain_policy', method: 'POST', path: '/harbor/policy/v1/preview', input: 'body', readOnly: true,
     description: 'Explains a release-rule template with its parameters: the rule it materializes and a human summary. Changes nothing.' },
   { name: 'svc_create_intent', method: 'POST', path: '/harbor/intents', input: 'envelope', headers: mutationHeaders, readOnly: false,

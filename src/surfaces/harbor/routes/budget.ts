@@ -1,0 +1,20 @@
+// GET /harbor/intents/{id}/budget: what an intent's capability can still spend, read without reserving anything
+// (docs/capabilities.md "Remaining budget"). The MCP tool svc_get_budget_remaining calls it.
+import type { FastifyInstance } from 'fastify';
+import { principalOf } from '../../../platform/access.ts';
+import { readIntentBudget } from '../../../services/capability-service.ts';
+import { intentIdParams, intentReaders } from './intents.ts';
+
+export async function budgetRoutes(app: FastifyInstance): Promise<void> {
+  app.get<{ Params: { intent_id: string } }>(
+    '/intents/:intent_id/budget',
+    { config: { access: intentReaders }, schema: { params: intentIdParams } },
+    async (request) => {
+      const { tenantId } = principalOf(request);
+      const intentId = request.params.intent_id.toLowerCase();
+      const budget = await app.database.tenant(tenantId, (tx) => readIntentBudget(tx, tenantId, intentId));
+      // The tenant is echoed, as on every intent read, so a client can check the answer is about what it asked.
+      return { object: 'intent_budget', tenant_id: tenantId, ...budget };
+    },
+  );
+}
