@@ -1,5 +1,6 @@
-// The release-rule language (predicate_dsl v1) as types: the validated document, its ten clause kinds,
-// and the shape of an evaluation result with its trace. The AST keeps the wire's snake_case field names.
+// The release-rule language (predicate_dsl v1) as types: the validated document, its ten clause kinds, the shape
+// of an evaluation result with its trace, and the compiled form parse.ts builds and evaluate.ts runs. The AST
+// keeps the wire's snake_case field names.
 
 /** A JSON value as `JSON.parse` produces it. */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -100,4 +101,26 @@ export interface PredicateEvaluation {
   readonly passed: boolean;
   /** One step per evaluated clause, in evaluation order (pre-order: a parent before its children). */
   readonly trace: TraceStep[];
+}
+
+// ---- The compiled form, shared by parse.ts (which builds it), evaluate.ts (which runs it) and compile.ts ----
+
+/** Evaluates one clause against the input, appends its steps to the trace, and says whether it passed. */
+export type ClauseEvaluator = (input: EvaluationInput, trace: TraceStep[]) => boolean;
+
+export interface ParsedPredicate {
+  /** The document as validated: only the language's fields, deep-frozen, independent of the input. */
+  readonly document: PredicateDocument;
+  /** Clauses in the document: the static fuel, and the most clauses one evaluation can visit. */
+  readonly nodeCount: number;
+  /** Deepest nesting of and/or/not (0 for a document without them). */
+  readonly depth: number;
+  /** Canonical JSON of the document (sorted keys, compact): the bytes the size limit applies to. */
+  readonly canonicalJson: string;
+  readonly canonicalBytes: number;
+}
+
+export interface CompiledPredicate extends ParsedPredicate {
+  /** Evaluates the root clause; use `evaluate()` rather than calling this directly. */
+  readonly evaluateRoot: ClauseEvaluator;
 }

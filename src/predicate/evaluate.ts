@@ -6,14 +6,11 @@
 // reads the evidence, decides pass/fail, copies what it observed and allocates its steps. Total by construction:
 // any evidence, schema or amount yields passed true/false, never an exception.
 import { traceObservedNodesMax } from '../limits.ts';
-import type { ClauseOp, EvaluationInput, JsonTypeName, JsonValue, PredicateEvaluation, TraceStep, TraceStepData } from './ast.ts';
+import type { ClauseEvaluator, ClauseOp, CompiledPredicate, EvaluationInput, JsonTypeName, JsonValue, PredicateEvaluation, TraceStep, TraceStepData } from './ast.ts';
 import { jsonTypeNames } from './ast.ts';
-import type { CompiledPredicate } from './compile.ts';
 import { copyExpected, equalsExpected, humanSegment, isJsonObject, jsonTypeOf, pointerSegment, readPath } from './json-value.ts';
 import { observedStepData, type CopyBudget } from './trace.ts';
 
-/** Evaluates one clause against the input, appends its steps to the trace, and says whether it passed. */
-export type ClauseEvaluator = (input: EvaluationInput, trace: TraceStep[]) => boolean;
 
 /** Evaluates a compiled predicate. `and`/`or` short-circuit, so every clause is visited at most once and the
  * trace (one step per visited clause) never has more steps than the document has clauses. */

@@ -7,6 +7,7 @@ export type {
   EvidencePath,
   JsonTypeName,
   JsonValue,
+  ParsedPredicate,
   PredicateDocument,
   PredicateEvaluation,
   TraceStep,
@@ -15,7 +16,7 @@ export type {
 export { clauseOps } from './ast.ts';
 export { compilePredicate, type CompiledPredicate } from './compile.ts';
 export { evaluate } from './evaluate.ts';
-export { parsePredicate, type ParsedPredicate } from './parse.ts';
+export { parsePredicate } from './parse.ts';
 export { archetypePresets, findPreset, type ArchetypePreset } from './presets.ts';
 export { traceObservedNodesMax, traceObservedStringLengthMax } from './trace.ts';
 export {

@@ -15,22 +15,20 @@ import {
   predicatePathSegmentsMax,
 } from '../limits.ts';
 import { canonicalJson, canonicalNestingErrorMessage, jsonNumberByteLength, jsonStringByteLength, quoteJsonString } from '../signing/canonical-json.ts';
-import { clauseFieldsByOp, clauseOps, type Clause, type ClauseOp, type JsonValue, type PredicateDocument } from './ast.ts';
-import type { CompiledPredicate } from './compile.ts';
-import { ClauseNode, EvidenceLocation, nodeKind, rootEvaluator, type ClauseEvaluator } from './evaluate.ts';
+import {
+  clauseFieldsByOp,
+  clauseOps,
+  type Clause,
+  type ClauseEvaluator,
+  type ClauseOp,
+  type CompiledPredicate,
+  type JsonValue,
+  type ParsedPredicate,
+  type PredicateDocument,
+} from './ast.ts';
+import { ClauseNode, EvidenceLocation, nodeKind, rootEvaluator } from './evaluate.ts';
 import { deepFreeze, isJsonObject, jsonPointer, ownMember, type JsonObject } from './json-value.ts';
 
-export interface ParsedPredicate {
-  /** The document as validated: only the language's fields, deep-frozen, independent of the input. */
-  readonly document: PredicateDocument;
-  /** Clauses in the document: the static fuel, and the most clauses one evaluation can visit. */
-  readonly nodeCount: number;
-  /** Deepest nesting of and/or/not (0 for a document without them). */
-  readonly depth: number;
-  /** Canonical JSON of the document (sorted keys, compact): the bytes the size limit applies to. */
-  readonly canonicalJson: string;
-  readonly canonicalBytes: number;
-}
 
 /** Validates `input` and compiles it; see compilePredicate, the public entry. */
 export function parsePredicate(input: unknown): ParsedPredicate {

@@ -6,7 +6,9 @@ import type { Environment } from '../credentials/api-key.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { mppProfileIdLengthMax, processorDestinationLengthMax, settlementRailsMax } from '../limits.ts';
 import { isValidEvmAddress } from './evm.ts';
-import type { RailName } from './types.ts';
+
+/** The rails this service runs, by their wire names. */
+export type RailName = 'x402_usdc_base' | 'processor_mpp';
 
 export interface SettlementConfig {
   rails: RailName[];

@@ -1,8 +1,9 @@
 // The contract between the fund route and the funding rails: what a rail is given, what it issues in a 402, what
 // it reads from a retry, and what it decides. Re-exported by ./index.ts, which is where callers import it from.
-import type { SettlementConfig } from './settlement-config.ts';
+import type { RailName, SettlementConfig } from './settlement-config.ts';
 
-export type RailName = 'x402_usdc_base' | 'processor_mpp';
+// RailName is declared beside the validation of rail lists; it is re-exported here, with the rest of the contract.
+export type { RailName };
 
 export interface FundingContext {
   readonly tenantId: string;

@@ -16,7 +16,7 @@ import {
   verifyEd25519,
   type Ed25519Signer,
 } from '../signing/index.ts';
-import { ledgerCheckpointBytes, type LedgerCheckpoint } from './ledger-service.ts';
+import { ledgerCheckpointBytes, type LedgerCheckpoint, type LedgerLine } from './ledger-service.ts';
 
 export const auditManifestKind = 'svc.audit_export_manifest_v1';
 export const auditBundlePaths = {
@@ -25,23 +25,6 @@ export const auditBundlePaths = {
   ledger: 'ledger.jsonl',
   checkpoint: 'ledger-checkpoint.json',
 } as const;
-
-/** One line of ledger.jsonl: the row's columns, its body and both hashes (as GET /harbor/ledger/v1/events). */
-export interface LedgerLine {
-  readonly ledger_seq: number;
-  readonly transaction_id: string;
-  readonly intent_id: string;
-  readonly entry_index: number;
-  readonly account: string;
-  readonly side: 'debit' | 'credit';
-  readonly amount_cents: number;
-  readonly currency: string;
-  readonly event_kind: string;
-  readonly recorded_at: string;
-  readonly body_hex: string;
-  readonly prev_row_hash_hex: string;
-  readonly row_hash_hex: string;
-}
 
 export interface BundleFile {
   readonly path: string;

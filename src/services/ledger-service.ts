@@ -1,7 +1,6 @@
 // The double-entry ledger (docs/ledger.md): account names, the three transaction shapes, posting a
 // balanced transaction inside the caller's tenant transaction, and the signed tip checkpoint auditors pin.
 import { sign } from 'node:crypto';
-import type { LedgerLine } from './audit-bundle.ts';
 import { findLedgerHead, queueLedgerPost, type LedgerRow } from '../db/ledger-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
@@ -197,6 +196,24 @@ export function signLedgerCheckpoint(tenantId: string, tip: LedgerTip, key: Gate
     ed25519_signature_hex: sign(null, digest, key.privateKey).toString('hex'),
     kid: key.kid,
   };
+}
+
+/** One ledger row as JSON (a line of an audit bundle's ledger.jsonl, an event of GET /harbor/ledger/v1/events): the
+ * row's columns, its body and both hashes. */
+export interface LedgerLine {
+  readonly ledger_seq: number;
+  readonly transaction_id: string;
+  readonly intent_id: string;
+  readonly entry_index: number;
+  readonly account: string;
+  readonly side: 'debit' | 'credit';
+  readonly amount_cents: number;
+  readonly currency: string;
+  readonly event_kind: string;
+  readonly recorded_at: string;
+  readonly body_hex: string;
+  readonly prev_row_hash_hex: string;
+  readonly row_hash_hex: string;
 }
 
 /** A ledger row as JSON: the events route answers it and audit bundles carry it (`ledger.jsonl`), so an auditor
