@@ -1,6 +1,5 @@
 // Registering a tenant's Ed25519 public keys, for the registry route and the operator CLI alike: the checks a key
 // must pass, the registry's refusals as catalogue codes, and the one JSON shape a registered key is shown in.
-import { Point } from '@noble/ed25519';
 import {
   insertRegisteredKey,
   registeredKeyKinds,
@@ -12,11 +11,11 @@ import { findTenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { registeredKeySubjectLengthMax } from '../limits.ts';
 import { isUniqueViolation, type Database } from '../platform/database.ts';
+import { isUsableEd25519PublicKey } from '../signing/ed25519.ts';
 import { isValidTenantId } from './tenant-service.ts';
 
 /** Agent subjects are recognition-proof key ids and follow their grammar (the proof's `key_id`). */
 export const agentKeyIdPattern = /^[a-z0-9][a-z0-9._:/-]{0,127}$/;
-const publicKeyHexPattern = /^[0-9a-f]{64}$/;
 
 export interface KeyRegistration {
   readonly kind: RegisteredKeyKind;
@@ -27,16 +26,6 @@ export interface KeyRegistration {
   readonly registeredBy: Exclude<KeyRegistrationSource, 'first_use'>;
 }
 
-/** A key we would ever verify against: a point on the curve and not of small order (such a key would accept
- * signatures that prove nothing). */
-export function isUsableEd25519PublicKey(hex: string): boolean {
-  if (!publicKeyHexPattern.test(hex)) return false;
-  try {
-    return !Point.fromHex(hex).isSmallOrder();
-  } catch {
-    return false;
-  }
-}
 
 function invalidField(path: string, message: string): never {
   throw new ServiceError('request.invalid', { message, details: { fields: [{ location: 'body', path, message }] } });
