@@ -11,7 +11,7 @@ import { findTenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { registeredKeySubjectLengthMax } from '../limits.ts';
 import { isUniqueViolation, type Database } from '../platform/database.ts';
-import { isUsableEd25519PublicKey } from '../signing/ed25519.ts';
+import { isUsableEd25519PublicKey } from '../signing/usable-public-key.ts';
 import { isValidTenantId } from './tenant-service.ts';
 
 /** Agent subjects are recognition-proof key ids and follow their grammar (the proof's `key_id`). */

@@ -14,7 +14,7 @@ import {
   type RecognitionProof,
   type VerifiedRecognitionProof,
 } from '../signing/recognition.ts';
-import { isUsableEd25519PublicKey } from '../signing/ed25519.ts';
+import { isUsableEd25519PublicKey } from '../signing/usable-public-key.ts';
 
 /** The live key among a key id's registered keys; distinct codes for unknown and revoked. */
 function liveKeyOf(keys: readonly RegisteredKey[], keyId: string): Buffer {

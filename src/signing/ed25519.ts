@@ -1,7 +1,6 @@
 // Ed25519 on the server path through node:crypto (OpenSSL), from raw 32-byte seeds and public keys.
 // Key objects are built once and reused: the engine verifies a signature on every mutation.
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { Point } from '@noble/ed25519';
 import { ed25519PublicKeyCacheEntriesMax } from '../limits.ts';
 import { bytesToHex, valueInvalid } from './encoding.ts';
 
@@ -78,18 +77,4 @@ export function verifyEd25519(publicKey: Ed25519PublicKey | Uint8Array, message:
   const key = publicKey instanceof Ed25519PublicKey ? publicKey : ed25519PublicKey(publicKey);
   if (!(signature instanceof Uint8Array) || signature.length !== ed25519SignatureLength) return false;
   return verify(null, message, key.keyObject, signature);
-}
-
-/** A raw Ed25519 public key as 64 lowercase hex digits. */
-const publicKeyHexPattern = /^[0-9a-f]{64}$/;
-
-/** A key we would ever verify against: a point on the curve and not of small order (such a key would accept
- * signatures that prove nothing). */
-export function isUsableEd25519PublicKey(hex: string): boolean {
-  if (!publicKeyHexPattern.test(hex)) return false;
-  try {
-    return !Point.fromHex(hex).isSmallOrder();
-  } catch {
-    return false;
-  }
 }
