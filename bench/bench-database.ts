@@ -1,7 +1,7 @@
 // A fresh, migrated database on the machine's Postgres for one bench entry, dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate } from '../src/platform/migrate.ts';
+import { migrate } from '../src/infra/migrate.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 

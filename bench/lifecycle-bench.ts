@@ -17,7 +17,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Database } from '../src/platform/database.ts';
+import { Database } from '../src/infra/database.ts';
 import { createTenant } from '../src/services/tenant-service.ts';
 import type { BenchRow } from './bench-row.ts';
 import { createBenchDatabase } from './bench-database.ts';

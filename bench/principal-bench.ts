@@ -1,7 +1,7 @@
 // Bench entry: authenticated GET /v1/auth/principal on the real service (real Postgres) against a bare Fastify
 // route, same load tool, same connections, alternating rounds. Target: at least half of bare.
 import { createTenant } from '../src/services/tenant-service.ts';
-import { Database } from '../src/platform/database.ts';
+import { Database } from '../src/infra/database.ts';
 import type { BenchRow } from './bench-row.ts';
 import { formatRate, load, median, startServer } from './harness.ts';
 import { createBenchDatabase } from './bench-database.ts';

@@ -1,6 +1,6 @@
 -- Gateway rate limits (docs/operations.md "Rate limits", docs/decisions.md "Rate limiting"): one fixed-window
 -- counter per bucket and window, shared by every replica. A bucket is a policy and its subject: `credential:<key id>`
--- for authenticated routes, `ip:<client address>` for public ones. src/platform/rate-limit.ts adds a request (or
+-- for authenticated routes, `ip:<client address>` for public ones. src/plugins/rate-limit.ts adds a request (or
 -- a batch of concurrent requests of one process) with one UPSERT:
 --   INSERT … ON CONFLICT (bucket, window_start_ms, window_end_ms) DO UPDATE SET hits = hits + EXCLUDED.hits RETURNING hits
 --

@@ -3,10 +3,10 @@
 // same configuration as production.
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type pino from 'pino';
-import { handleConnectionError, handleFrameworkError } from './errors/http-errors.ts';
+import { handleConnectionError, handleFrameworkError } from './plugins/http-errors.ts';
 import { requestBodyBytesMax, requestTimeoutMs, routeParameterLengthMax } from './limits.ts';
-import { requestIdFor } from './platform/request-id.ts';
-import { validatorCompiler } from './platform/validation.ts';
+import { requestIdFor } from './infra/request-id.ts';
+import { validatorCompiler } from './infra/validation.ts';
 
 export function createFastify(logger: pino.Logger): FastifyInstance {
   const instance = Fastify({
@@ -16,11 +16,11 @@ export function createFastify(logger: pino.Logger): FastifyInstance {
     bodyLimit: requestBodyBytesMax,
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs,
-    // Prototype keys in bodies are refused by our own parser (platform/json-body.ts), with a code that says so.
+    // Prototype keys in bodies are refused by our own parser (plugins/json-body.ts), with a code that says so.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: routeParameterLengthMax },
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleConnectionError,
-    // Requests that arrive while closing get a 503 in our envelope from platform/input-boundary.ts instead.
+    // Requests that arrive while closing get a 503 in our envelope from plugins/input-boundary.ts instead.
     return503OnClosing: false,
   }) as unknown as FastifyInstance;
   instance.setValidatorCompiler(validatorCompiler);

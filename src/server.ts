@@ -5,12 +5,12 @@ import type pg from 'pg';
 import { app } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { shutdownGraceMs } from './limits.ts';
-import { assertDatabaseReachable } from './platform/database-reachability.ts';
-import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedPostgres } from './platform/embedded-postgres.ts';
-import { GatewayKeyError, loadGatewayKeys } from './platform/gateway-keys.ts';
-import { createLogger } from './platform/logging.ts';
-import { migrate } from './platform/migrate.ts';
-import { RedisRateLimitStore } from './platform/rate-limit-redis.ts';
+import { assertDatabaseReachable } from './infra/database-reachability.ts';
+import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedPostgres } from './infra/embedded-postgres.ts';
+import { GatewayKeyError, loadGatewayKeys } from './infra/gateway-keys.ts';
+import { createLogger } from './infra/logging.ts';
+import { migrate } from './infra/migrate.ts';
+import { RedisRateLimitStore } from './plugins/rate-limit-redis.ts';
 import { createFastify } from './server-options.ts';
 
 // Until the server listens, a failure ends the start. A wrong setting is the operator's to fix: one line on

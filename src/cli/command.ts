@@ -2,8 +2,8 @@
 // wrong option both print that command's own usage), and the helpers commands share.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
-import { Database } from '../platform/database.ts';
-import { migrate } from '../platform/migrate.ts';
+import { Database } from '../infra/database.ts';
+import { migrate } from '../infra/migrate.ts';
 import { openCliConnection } from './database-connection.ts';
 
 /** A wrong command line: exit 2 with the usage of the command (or of `svc`). */

@@ -2,8 +2,8 @@
 // server's socket when a server has it open, or opened by the CLI itself when none does.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import { assertDatabaseReachable } from '../platform/database-reachability.ts';
-import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from '../platform/embedded-postgres.ts';
+import { assertDatabaseReachable } from '../infra/database-reachability.ts';
+import { findRunningEmbeddedPostgres, startEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 
 export interface CliConnection {
   readonly connection: pg.PoolConfig;

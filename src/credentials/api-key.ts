@@ -5,6 +5,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 export type Environment = 'sandbox' | 'live';
 export type ApiKeyKind = 'standard' | 'restricted';
 
+/** The Postgres NOTIFY channel on which a revoked key id is announced, so every replica's cache forgets it. */
+export const credentialRevocationChannel = 'svc_credential_revoked';
+
 export interface ParsedApiKey {
   readonly kind: ApiKeyKind;
   readonly environment: Environment;

@@ -2,7 +2,7 @@
 // one audience per kind of token so that no token is accepted where another kind is expected.
 import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
 export const jwtIssuer = 'svc-gateway';
 

@@ -3,7 +3,7 @@
 // this file fixes the session's claims and reads them back, refusing any token whose claims are not exactly ours.
 import type { JWTPayload } from 'jose';
 import { sessionTokenLifetimeSeconds, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { jwtAudiences, signGatewayJwt } from './gateway-jwt.ts';
 import { isRole, type Role } from './roles.ts';
 

@@ -1,7 +1,7 @@
 // Service-account API keys: creation, listing, revocation, and the credential lookup behind every request.
 import type { ApiKeyKind, Environment } from '../credentials/api-key.ts';
 import type { Role } from '../credentials/roles.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface ApiKeyRecord {
   readonly keyId: string;

@@ -1,7 +1,7 @@
 // Audit export jobs (migrations/0010_audit_exports.sql): insert a built job, read, list, delete (drop the bytes),
 // read the bundle; and the evidence rows an export carries. `expired` is derived from expires_at by the database
 // clock on every read.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 import type { EvidenceRecord } from './evidence-repository.ts';
 
 export type AuditExportStatus = 'pending' | 'ready' | 'failed' | 'expired' | 'deleted';

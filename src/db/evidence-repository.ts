@@ -1,5 +1,5 @@
 // Evidence submissions: one per intent, kept with its signature, digests and the evaluation it produced.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface EvidenceRecord {
   readonly intentId: string;

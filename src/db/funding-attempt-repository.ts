@@ -1,6 +1,6 @@
 // Funding attempts: each 402 challenge issued for an intent, and what became of the credential that answered it.
 import { randomUUID } from 'node:crypto';
-import type { Queryable, Statement } from '../platform/database.ts';
+import type { Queryable, Statement } from '../infra/database.ts';
 
 export type FundingAttemptStatus = 'challenged' | 'pending' | 'succeeded' | 'declined';
 

@@ -1,5 +1,5 @@
 // Intents: insert, read (locked for a state change), list, and the state transitions of docs/engine.md#states.
-import type { Queryable, Statement } from '../platform/database.ts';
+import type { Queryable, Statement } from '../infra/database.ts';
 
 export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
 export type IntentState = (typeof intentStates)[number];

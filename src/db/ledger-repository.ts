@@ -1,7 +1,7 @@
 // The ledger's SQL: posting (ledger_post locks the per-tenant head that allocates ledger_seq), the head, pages of rows, and
 // the few intent columns the verifier cross-checks. Bigint columns arrive from pg as text and leave as checked numbers
 // (safeIntegerOf), except amounts, which leave as bigint: the verifier must see what is stored, not a rounding.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 import { safeIntegerOf } from './safe-integer.ts';
 
 export interface LedgerHead {

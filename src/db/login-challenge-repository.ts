@@ -1,6 +1,6 @@
 // One-time sign-in challenges (migrations/0008_users.sql): created by login/start, verified (and counted, locked,
 // consumed) by challenges/verify. Not owned by a tenant: system role only.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface NewLoginChallenge {
   readonly challengeId: string;

@@ -1,6 +1,6 @@
 // The local mail outbox (migrations/0008_users.sql): sign-in codes written here when no SMTP transport is
 // configured, read once by the operator with `svc auth outbox`. System role only.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface OutboxCode {
   readonly email: string;

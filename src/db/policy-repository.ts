@@ -1,5 +1,5 @@
 // Tenant policies: version allocation, immutable versions, the head per template and its move history.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface PolicyVersion {
   readonly templateId: string;

@@ -1,5 +1,5 @@
 // Single-use nonces of recognition proofs, per tenant and key.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface NonceUse {
   readonly keyId: string;

@@ -1,6 +1,6 @@
 // The tenant key registry: Ed25519 public keys of principals, agents and operators, revocable, never deleted.
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export const registeredKeyKinds = ['principal', 'agent', 'operator'] as const;
 export type RegisteredKeyKind = (typeof registeredKeyKinds)[number];

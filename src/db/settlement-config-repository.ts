@@ -1,5 +1,5 @@
 // Settlement configurations: one per tenant, replaced whole on every write (validated by rails/settlement-config.ts).
-import type { Queryable, Statement } from '../platform/database.ts';
+import type { Queryable, Statement } from '../infra/database.ts';
 import type { SettlementConfig } from '../rails/settlement-config.ts';
 import type { RailName } from '../rails/types.ts';
 

@@ -1,6 +1,6 @@
 // Spend decisions: the cents POST /verify reserved against an intent, until the guarded tool reports back
 // (consumed) or gives them up (released). The caller locks the intent row while it sums and inserts.
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 import { safeIntegerOf } from './safe-integer.ts';
 
 export type SpendDecisionStatus = 'reserved' | 'consumed' | 'released';

@@ -1,7 +1,7 @@
 // Single sign-on storage (migrations/0009_sso.sql): a tenant's OIDC configuration (tenant-owned, row-level
 // security) and the pending authorization requests between sso/start and sso/callback (system role only).
 import type { Role } from '../credentials/roles.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface SsoConfig {
   readonly issuer: string;

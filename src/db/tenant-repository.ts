@@ -1,7 +1,7 @@
 // Tenants: the realm slug `tenant_id`, its UUID and its fixed environment.
 import { randomUUID } from 'node:crypto';
 import type { Environment } from '../credentials/api-key.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface Tenant {
   readonly tenantId: string;

@@ -2,7 +2,7 @@
 // system role, before any tenant is known); a membership belongs to its tenant and carries the person's role there.
 import type { Environment } from '../credentials/api-key.ts';
 import type { Role } from '../credentials/roles.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface User {
   readonly userId: string;

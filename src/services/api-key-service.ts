@@ -3,8 +3,8 @@ import { mintApiKey, type ApiKeyKind, type Environment } from '../credentials/ap
 import { normalizeScopes } from '../credentials/mcp-scopes.ts';
 import type { Role } from '../credentials/roles.ts';
 import { insertApiKey, revokeApiKey, type ApiKeyRecord } from '../db/api-key-repository.ts';
-import { credentialRevocationChannel } from '../credentials/authenticator.ts';
-import type { Queryable } from '../platform/database.ts';
+import { credentialRevocationChannel } from '../credentials/api-key.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface IssuedApiKey {
   readonly record: ApiKeyRecord;

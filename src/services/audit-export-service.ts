@@ -16,8 +16,8 @@ import {
   auditExportRetentionHoursDefault,
   ledgerVerifyBatchRows,
 } from '../limits.ts';
-import type { Database } from '../platform/database.ts';
-import type { GatewayKey, GatewayKeyring } from '../platform/gateway-keys.ts';
+import type { Database } from '../infra/database.ts';
+import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
 import {
   bytesToHex,
   ed25519PublicKey,

@@ -19,8 +19,8 @@ import {
 } from '../db/spend-decision-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
-import type { Queryable } from '../platform/database.ts';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+import type { Queryable } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
 /** The deny codes of /verify, in the order they are checked. They travel inside a 200 answer (`code` and
  * `reason_codes`), so they are not HTTP errors and are not in the error catalogue; docs/capabilities.md lists them. */

@@ -9,7 +9,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { BoundedCache } from '../credentials/bounded-cache.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { evidenceSchemaCacheEntriesMax, jsonNestingDepthMax } from '../limits.ts';
-import { validationFields } from '../platform/validation.ts';
+import { validationFields } from '../infra/validation.ts';
 import { canonicalJson, CanonicalJsonError } from '../signing/canonical-json.ts';
 
 const annotationKeywords = new Set(['$schema', '$id', 'title', 'description', 'examples', 'default', '$comment']);

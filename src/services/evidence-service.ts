@@ -5,7 +5,7 @@
 import { queueEvidenceInsert } from '../db/evidence-repository.ts';
 import { lockIntent, queueEvidenceRecordedTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 import { compilePredicate, evaluate, type PredicateEvaluation } from '../predicate/index.ts';
 import { artifactsDigest, jsonDigestBlake3 } from '../signing/digests.ts';
 import { verifyEd25519 } from '../signing/ed25519.ts';

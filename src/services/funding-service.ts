@@ -14,9 +14,9 @@ import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
 import { capabilityTokenLifetimeMaxSeconds } from '../limits.ts';
-import type { Queryable } from '../platform/database.ts';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
-import type { EngineAnswer, ResponseHeaders } from '../platform/idempotency.ts';
+import type { Queryable } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
+import type { EngineAnswer, ResponseHeaders } from '../engine/answer.ts';
 import {
   credentialReaders,
   paymentProblem,

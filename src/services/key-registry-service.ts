@@ -10,7 +10,7 @@ import {
 import { findTenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { registeredKeySubjectLengthMax } from '../limits.ts';
-import { isUniqueViolation, type Database } from '../platform/database.ts';
+import { isUniqueViolation, type Database } from '../infra/database.ts';
 import { isUsableEd25519PublicKey } from '../signing/usable-public-key.ts';
 import { isValidTenantId } from './tenant-service.ts';
 

@@ -4,8 +4,8 @@ import { sign } from 'node:crypto';
 import { findLedgerHead, queueLedgerPost, type LedgerRow } from '../db/ledger-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
-import type { Queryable } from '../platform/database.ts';
-import type { GatewayKey } from '../platform/gateway-keys.ts';
+import type { Queryable } from '../infra/database.ts';
+import type { GatewayKey } from '../infra/gateway-keys.ts';
 import {
   bytesToHex,
   encodeLedgerRowBodyAroundSeq,

@@ -5,7 +5,7 @@ import { findLedgerHead, listIntentLedgerFacts, listLedgerRows, type IntentLedge
 import { findTenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { ledgerTransactionEntriesMax, ledgerVerifyBatchRows, ledgerVerifyProblemsMax } from '../limits.ts';
-import type { Database, Queryable } from '../platform/database.ts';
+import type { Database, Queryable } from '../infra/database.ts';
 import { encodeLedgerRowBody, formatRfc3339MillisecondsUtc, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../signing/index.ts';
 import { ledgerAccounts, ledgerTransactionProblems, type LedgerEntry, type LedgerSideName } from './ledger-service.ts';
 

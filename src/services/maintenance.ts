@@ -4,9 +4,7 @@
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyRecordRetentionMs, maintenanceIntentsPerPassMax } from '../limits.ts';
-import type { Database, Queryable } from '../platform/database.ts';
-import { deleteExpiredIdempotencyRecords } from '../platform/idempotency.ts';
-import { deleteExpiredRateLimitCounters } from '../platform/rate-limit.ts';
+import type { Database, Queryable } from '../infra/database.ts';
 import { lockIntentIn } from './evidence-service.ts';
 import { settleIntent } from './settlement-service.ts';
 
@@ -15,12 +13,14 @@ const maintenanceLockKey = '7213402118';
 
 /** Rows that have outlived their use, each table with the statement that forgets them (as the system role). */
 const pruneTasks = {
-  idempotency_records: (tx: Queryable, now: Date) => deleteExpiredIdempotencyRecords(tx, new Date(now.getTime() - idempotencyRecordRetentionMs)),
+  // A key reused after the retention starts a new request.
+  idempotency_records: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'idempotency_records', 'created_at', new Date(now.getTime() - idempotencyRecordRetentionMs)),
   recognition_nonces: (tx: Queryable, now: Date) => deleteExpiredNonces(tx, now),
-  rate_limit_counters: (tx: Queryable, now: Date) => deleteExpiredRateLimitCounters(tx, now.getTime()),
+  // A replica's late request for an old window would only recreate a row that the next pass deletes.
+  rate_limit_counters: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'rate_limit_counters', 'window_end_ms', now.getTime()),
   // A sign-in code or an SSO state past its expiry can never be used again; a day's grace keeps them for support.
-  login_challenges: (tx: Queryable, now: Date) => deleteRowsExpiredBefore(tx, 'login_challenges', new Date(now.getTime() - expiredRowGraceMs)),
-  sso_states: (tx: Queryable, now: Date) => deleteRowsExpiredBefore(tx, 'sso_states', new Date(now.getTime() - expiredRowGraceMs)),
+  login_challenges: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'login_challenges', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
+  sso_states: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'sso_states', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
 } as const;
 
 export type PrunedTable = keyof typeof pruneTasks;
@@ -35,8 +35,9 @@ export interface MaintenanceReport {
 
 const expiredRowGraceMs = 24 * 60 * 60_000;
 
-async function deleteRowsExpiredBefore(tx: Queryable, table: 'login_challenges' | 'sso_states', before: Date): Promise<number> {
-  const { rowCount } = await tx.query(`DELETE FROM ${table} WHERE expires_at < $1`, [before]);
+/** Deletes the rows of `table` whose `column` is before the cutoff; table and column are this file's constants. */
+async function deleteRowsBefore(tx: Queryable, table: string, column: 'created_at' | 'expires_at' | 'window_end_ms', before: Date | number): Promise<number> {
+  const { rowCount } = await tx.query(`DELETE FROM ${table} WHERE ${column} < $1`, [before]);
   return rowCount ?? 0;
 }
 

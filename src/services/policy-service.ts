@@ -13,7 +13,7 @@ import {
   type PolicyVersion,
 } from '../db/policy-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import type { Database } from '../platform/database.ts';
+import type { Database } from '../infra/database.ts';
 
 /** SHA-256 of the sorted-key compact JSON of {template_id, version_seq, parameters, materialized_predicate}. */
 export function policyContentDigest(version: {

@@ -6,7 +6,7 @@ import { findKeysForSubject, insertFirstUseAgentKey, type RegisteredKey } from '
 import { claimNonce } from '../db/recognition-nonce-repository.ts';
 import { findTenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 import {
   parseRecognitionProofHeader,
   verifyRecognitionProof,

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import type { Queryable } from '../platform/database.ts';
+import type { Queryable } from '../infra/database.ts';
 import { lockIntentIn } from './evidence-service.ts';
 import { ledgerAccounts, queueLedgerTransaction } from './ledger-service.ts';
 

@@ -15,10 +15,27 @@ import { takeLatestOutboxCode, type OutboxCode } from '../db/mail-outbox-reposit
 import { findMembership, findUserByEmail, hasAnyMembership, listMembershipsOfUser, type Membership } from '../db/user-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { signInAttemptsMax, signInChallengeLifetimeMs, signInCodeDigits, signInTenantChoicesMax } from '../limits.ts';
-import type { Database, Queryable } from '../platform/database.ts';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
-import type { MailTransport, SignInCodeMessage } from '../platform/mail.ts';
+import type { Database, Queryable } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { normalizeEmail } from './user-service.ts';
+
+// The mail port this service sends through; plugins/mail.ts implements it (SMTP, or the local outbox).
+export interface SignInCodeMessage {
+  readonly email: string;
+  readonly challengeId: string;
+  readonly code: string;
+  readonly expiresAt: Date;
+}
+
+/** Two steps, so that nothing slow or fallible runs inside the challenge's transaction: `stage` records what must
+ * commit with the challenge (the outbox row); `send` runs after the commit and never throws or blocks the caller. */
+export interface MailTransport {
+  readonly kind: 'smtp' | 'outbox';
+  stage(systemTx: Queryable, message: SignInCodeMessage): Promise<void>;
+  send(message: SignInCodeMessage): void;
+  /** Waits for deliveries in flight, then releases the transport. */
+  close(): Promise<void>;
+}
 
 export interface SignInContext {
   readonly database: Database;

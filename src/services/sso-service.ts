@@ -17,8 +17,8 @@ import {
   ssoStateLifetimeMs,
   ssoUrlLengthMax,
 } from '../limits.ts';
-import { isUniqueViolation, type Database } from '../platform/database.ts';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
+import { isUniqueViolation, type Database } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import type { SessionGrant } from './sign-in-service.ts';
 import { isValidEmail, mintUserId, normalizeEmail } from './user-service.ts';
 

@@ -3,7 +3,7 @@ import type { Environment } from '../credentials/api-key.ts';
 import { insertTenant, type Tenant } from '../db/tenant-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
-import { isUniqueViolation, type Database } from '../platform/database.ts';
+import { isUniqueViolation, type Database } from '../infra/database.ts';
 import { issueApiKey, type IssuedApiKey } from './api-key-service.ts';
 
 export function isValidTenantId(tenantId: string): boolean {

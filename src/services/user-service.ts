@@ -6,7 +6,7 @@ import { findTenant } from '../db/tenant-repository.ts';
 import { ensureUser, insertMembership } from '../db/user-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { emailLengthMax } from '../limits.ts';
-import { isUniqueViolation, type Database } from '../platform/database.ts';
+import { isUniqueViolation, type Database } from '../infra/database.ts';
 
 /** A local part, "@", a domain; no whitespace or control characters (so no header injection). The same rule is the
  * SQL CHECK of `users.email` and the JSON schema of login/start. */

@@ -2,7 +2,7 @@
 // the database answers and has every migration this build knows.
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../errors/service-error.ts';
-import { appliedMigrationVersion, latestMigrationVersion } from '../platform/migrate.ts';
+import { appliedMigrationVersion, latestMigrationVersion } from '../infra/migrate.ts';
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
   const expectedVersion = latestMigrationVersion();

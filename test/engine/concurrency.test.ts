@@ -2,8 +2,8 @@
 // processes on the same database, make exactly one state change and one set of ledger rows; every answer is the
 // same success or a 409 "in progress". Once the first has finished, concurrent replays all get its stored answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
-import { idempotencyLockId } from '../../src/platform/idempotency.ts';
+import { Database } from '../../src/infra/database.ts';
+import { idempotencyLockId } from '../../src/plugins/idempotency.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';

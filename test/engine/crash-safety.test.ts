@@ -2,7 +2,7 @@
 // restarted; the clients retry with the same idempotency keys. Nothing is duplicated or lost: every intent is
 // funded once and settled once, and `svc ledger verify` passes.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { createTestTenant, type TestTenant } from '../helpers/app.ts';

@@ -4,7 +4,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockIntent, queueFundedTransition } from '../../src/db/intent-repository.ts';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxMppTokens } from '../../src/rails/mpp.ts';
 import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';

@@ -3,7 +3,7 @@
 // rate-limit tests.) One replica at a time: a second concurrent pass does nothing.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { runMaintenance } from '../../src/services/maintenance.ts';
 import { createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';

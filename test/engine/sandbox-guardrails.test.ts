@@ -3,7 +3,7 @@
 // the type it requires, the 400/403/404 refusals, idempotent bootstrap, and a clean ledger after each flow.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';

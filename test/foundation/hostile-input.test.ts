@@ -2,7 +2,7 @@
 // refusal names. The HTTP side (codes, locations, every route) is in http-contract.test.ts and test/fuzz/.
 import { describe, expect, it } from 'vitest';
 import { inputPointerLengthMax } from '../../src/limits.ts';
-import { findInputHazard, hasForbiddenCharacter } from '../../src/platform/hostile-input.ts';
+import { findInputHazard, hasForbiddenCharacter } from '../../src/plugins/hostile-input.ts';
 
 const all = { characters: true, prototypeKeys: true, numbers: true, nestingDepthMax: 8 };
 

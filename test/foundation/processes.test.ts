@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { latestMigrationVersion } from '../../src/platform/migrate.ts';
+import { latestMigrationVersion } from '../../src/infra/migrate.ts';
 import { createTestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { projectRoot, runCli, startServerProcess } from '../helpers/server-process.ts';

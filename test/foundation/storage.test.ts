@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findApiKeyCredential, insertApiKey, listApiKeys } from '../../src/db/api-key-repository.ts';
 import { findTenant, insertTenant } from '../../src/db/tenant-repository.ts';
 import { mintApiKey } from '../../src/credentials/api-key.ts';
-import { Database } from '../../src/platform/database.ts';
-import { latestMigrationVersion, migrate } from '../../src/platform/migrate.ts';
+import { Database } from '../../src/infra/database.ts';
+import { latestMigrationVersion, migrate } from '../../src/infra/migrate.ts';
 import { createEmbeddedTestDatabase, createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 describe.each([

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jwtAudiences, signGatewayJwt, verifyGatewayJwt } from '../../src/credentials/gateway-jwt.ts';
 import {
   GatewayKeyring, loadGatewayKeys, newKeyFileEntry, readKeyFile, removeFromKeyFile, rotateKeyFile, stageKeyFile, writeKeyFile,
-} from '../../src/platform/gateway-keys.ts';
+} from '../../src/infra/gateway-keys.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 

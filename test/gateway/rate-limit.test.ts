@@ -7,14 +7,14 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createClient, type RedisClientType } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { app } from '../../src/app.ts';
-import { Database } from '../../src/platform/database.ts';
-import { ephemeralKeyring } from '../../src/platform/gateway-keys.ts';
-import { createLogger } from '../../src/platform/logging.ts';
+import { Database } from '../../src/infra/database.ts';
+import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
+import { createLogger } from '../../src/infra/logging.ts';
 import {
   bucketKey, credentialSubject, PostgresRateLimitStore, RateLimiter, rateLimitHeaders, rateLimitPolicies,
   type RateLimitPolicy, type RateLimitSettings, type RateLimitStore,
-} from '../../src/platform/rate-limit.ts';
-import { RedisRateLimitStore, type RedisRateLimitStoreOptions } from '../../src/platform/rate-limit-redis.ts';
+} from '../../src/plugins/rate-limit.ts';
+import { RedisRateLimitStore, type RedisRateLimitStoreOptions } from '../../src/plugins/rate-limit-redis.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { runMaintenance } from '../../src/services/maintenance.ts';
 import { bearer, createTestTenant, type TestTenant } from '../helpers/app.ts';

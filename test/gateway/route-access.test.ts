@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jwtAudiences, signGatewayJwt } from '../../src/credentials/gateway-jwt.ts';
 import { roles, type Role } from '../../src/credentials/roles.ts';
-import type { RouteAccess } from '../../src/platform/access.ts';
+import type { RouteAccess } from '../../src/plugins/access.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 

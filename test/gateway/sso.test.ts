@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { randomNonce, randomState } from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { createUser } from '../../src/services/user-service.ts';
 import { bearer, buildTestApp, createTestTenant, LogCapture, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { canonicalJson } from '../../src/signing/canonical-json.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';

@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/platform/embedded-postgres.ts';
-import { migrate } from '../../src/platform/migrate.ts';
+import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
+import { migrate } from '../../src/infra/migrate.ts';
 
 /** The maintenance database of the test cluster (trust auth on this machine and in CI). */
 export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

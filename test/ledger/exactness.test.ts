@@ -5,7 +5,7 @@
 // exact to the cent.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { ledgerAccounts, queueLedgerTransaction } from '../../src/services/ledger-service.ts';

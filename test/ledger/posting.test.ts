@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findLedgerHead, listLedgerRows, type LedgerRow } from '../../src/db/ledger-repository.ts';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { ledgerAccounts, queueLedgerTransaction, readLedgerTip, type LedgerPosting } from '../../src/services/ledger-service.ts';
 import { encodeLedgerRowBody, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../../src/signing/index.ts';
 import { createTestTenant } from '../helpers/app.ts';

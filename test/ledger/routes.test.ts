@@ -5,7 +5,7 @@ import * as noble from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { queueLedgerTransaction } from '../../src/services/ledger-service.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';

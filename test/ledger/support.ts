@@ -1,7 +1,7 @@
 // Fixtures of the ledger tests: postings of the three shapes, intents inserted directly (the engine is not needed to
 // test the ledger), and tampering as the superuser, who alone can get past the append-only trigger.
 import { randomUUID } from 'node:crypto';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { ledgerAccounts, type LedgerEventKind, type LedgerPosting } from '../../src/services/ledger-service.ts';
 import { encodeLedgerRowBody, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../../src/signing/index.ts';
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerVerifyBatchRows } from '../../src/limits.ts';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { ledgerAccounts, queueLedgerTransaction, type LedgerPosting } from '../../src/services/ledger-service.ts';
 import { verifyTenantLedger, type LedgerVerifyReport } from '../../src/services/ledger-verifier.ts';
 import { encodeLedgerRowBody, ledgerRowHash } from '../../src/signing/index.ts';

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';

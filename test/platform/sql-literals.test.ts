@@ -1,10 +1,10 @@
-// Values rendered as SQL literals (src/platform/sql-literals.ts): the exact literal for each kind of value, where
+// Values rendered as SQL literals (src/infra/sql-literals.ts): the exact literal for each kind of value, where
 // `$n` is and is not replaced, what the scanner refuses; then, on a real Postgres, that an inlined statement sent
 // through the simple protocol answers exactly what the same statement answers with its values as parameters.
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inlineParameters, sqlLiteral, type SqlText } from '../../src/platform/sql-literals.ts';
+import { inlineParameters, sqlLiteral, type SqlText } from '../../src/infra/sql-literals.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 describe('sqlLiteral', () => {

@@ -1,4 +1,4 @@
-// Database transactions (src/platform/database.ts, class Transaction) on real Postgres and on PGlite: BEGIN and the
+// Database transactions (src/infra/database.ts, class Transaction) on real Postgres and on PGlite: BEGIN and the
 // role and tenant settings travel with the first statement, batches share one round trip, beforeCommit statements
 // travel with COMMIT, failures anywhere commit nothing and reach the caller, and a pool of one connection stays usable.
 // Round trips are counted by spying on pg.Client's `query`: one call is one round trip.
@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { databasePreparedStatementsMax } from '../../src/limits.ts';
-import { Database, type Queryable, type Statement } from '../../src/platform/database.ts';
+import { Database, type Queryable, type Statement } from '../../src/infra/database.ts';
 import { createEmbeddedTestDatabase, createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 /** A statement whose result is read by `read`. */

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const sdkDir = path.join(repoRoot, 'src/sdk');
-const forbiddenFolders = ['platform', 'db', 'services', 'surfaces'].map((folder) => path.join(repoRoot, 'src', folder) + path.sep);
+const forbiddenFolders = ['infra', 'plugins', 'engine', 'db', 'services', 'surfaces'].map((folder) => path.join(repoRoot, 'src', folder) + path.sep);
 const forbiddenPackage = /^(fastify|fastify-plugin|@fastify\/.*|pg|pg-.*)$/;
 
 interface Reach {
@@ -56,7 +56,7 @@ describe('SDK import boundary', () => {
   it('would catch a violation (the walker sees the server\'s own imports)', () => {
     const reach = reachableFrom([path.join(repoRoot, 'src/app.ts')]);
     expect(reach.violations.some((violation) => violation.startsWith('fastify'))).toBe(true);
-    expect(reach.violations.some((violation) => violation.startsWith('src/platform/'))).toBe(true);
+    expect(reach.violations.some((violation) => violation.startsWith('src/plugins/'))).toBe(true);
   });
 
   it('is the package entry point `svc-settlement/sdk`', async () => {

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/platform/database.ts';
+import { Database } from '../../src/infra/database.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
 import {
   FundingFailedError,

@@ -1,5 +1,5 @@
 // `svc migrate`: applies pending migrations (the server also does this at start), showing each on a terminal.
-import { migrate } from '../../platform/migrate.ts';
+import { migrate } from '../../infra/migrate.ts';
 import { print, type CliCommand } from '../command.ts';
 import { openCliConnection } from '../database-connection.ts';
 import { createProgress } from '../progress.ts';

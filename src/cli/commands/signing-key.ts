@@ -9,7 +9,7 @@ import {
   stageKeyFile,
   writeKeyFile,
   type KeyFile,
-} from '../../platform/gateway-keys.ts';
+} from '../../infra/gateway-keys.ts';
 import { print, requiredOption, type CliCommand, type Invocation, type OptionSpec } from '../command.ts';
 
 const fileNote = [

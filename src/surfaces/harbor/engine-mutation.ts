@@ -2,9 +2,9 @@
 // sandbox), idempotency with replay, and sending the answer with its status and headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../credentials/principal.ts';
-import { principalOf } from '../../platform/access.ts';
-import type { Queryable } from '../../platform/database.ts';
-import { runIdempotent, type EngineAnswer, type IdempotentOperation } from '../../platform/idempotency.ts';
+import { principalOf } from '../../plugins/access.ts';
+import type { Queryable } from '../../infra/database.ts';
+import { runIdempotent, type EngineAnswer, type IdempotentOperation } from '../../plugins/idempotency.ts';
 import { verifyRequestRecognition } from '../../services/recognition-service.ts';
 import { recognitionProofHeaderName } from '../../signing/recognition.ts';
 

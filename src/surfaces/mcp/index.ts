@@ -8,7 +8,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { Principal } from '../../credentials/principal.ts';
 import { errorCatalogue } from '../../errors/catalogue.ts';
 import { ServiceError } from '../../errors/service-error.ts';
-import { anyRole, principalOf } from '../../platform/access.ts';
+import { anyRole, principalOf } from '../../plugins/access.ts';
 import { dispatchTool } from './dispatch.ts';
 import { assertMcpRequestHeaders, mcpMessageBody } from './http-contract.ts';
 import { resolveTools, toolAllowed, type ResolvedTool } from './resolved-tools.ts';

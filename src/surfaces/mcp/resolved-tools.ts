@@ -60,7 +60,7 @@ function inputSchemaOf(tool: ToolDefinition, contract: RouteContract, bodySchema
 }
 
 /** Whether the principal may see and call the tool: its role is in the route's roles and, for a restricted key, the
- * key carries the route's scope. Exactly the route's own access rule (src/platform/access.ts). */
+ * key carries the route's scope. Exactly the route's own access rule (src/plugins/access.ts). */
 export function toolAllowed(tool: ResolvedTool, principal: Principal): boolean {
   if (!tool.roles.includes(principal.role)) return false;
   const { credential } = principal;

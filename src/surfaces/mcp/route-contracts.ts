@@ -2,7 +2,7 @@
 // the MCP tools take their input schemas, roles and scopes from the routes they call instead of restating them.
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { RouteAccess } from '../../platform/access.ts';
+import type { RouteAccess } from '../../plugins/access.ts';
 
 export interface RouteContract {
   readonly method: string;

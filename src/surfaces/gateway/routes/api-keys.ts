@@ -5,7 +5,7 @@ import { findApiKey, listApiKeys, type ApiKeyRecord } from '../../../db/api-key-
 import { findTenant } from '../../../db/tenant-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { apiKeyNameLengthMax, apiKeyScopeLengthMax, apiKeyScopesMax, pageSizeDefault, pageSizeMax } from '../../../limits.ts';
-import { adminOnly, principalOf } from '../../../platform/access.ts';
+import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import { issueApiKey, revokeAndAnnounce, type ApiKeyRequest } from '../../../services/api-key-service.ts';
 
 const keyIdSchema = { type: 'string', pattern: '^key_[0-9a-f]{32}$' } as const;

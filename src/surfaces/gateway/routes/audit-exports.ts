@@ -1,11 +1,11 @@
 // Audit export routes (docs/audit-exports.md): create (the bundle is built at once), list, read
 // (optionally with a fresh download token), delete (idempotent), and the download route, which takes only a
-// download JWT for its job (config.access `{ download: 'audit-export' }`, src/platform/access.ts).
+// download JWT for its job (config.access `{ download: 'audit-export' }`, src/plugins/access.ts).
 import type { FastifyInstance } from 'fastify';
 import { deleteAuditExport, findAuditExport, findAuditExportBundle, listAuditExports } from '../../../db/audit-export-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { auditExportRetentionHoursMax, pageSizeDefault, pageSizeMax } from '../../../limits.ts';
-import { downloadGrantOf, principalOf, type RouteAccess } from '../../../platform/access.ts';
+import { downloadGrantOf, principalOf, type RouteAccess } from '../../../plugins/access.ts';
 import {
   createAuditExport,
   issueDownloadToken,

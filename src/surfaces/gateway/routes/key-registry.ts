@@ -12,7 +12,7 @@ import {
 } from '../../../db/registered-key-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault, pageSizeMax, registeredKeySubjectLengthMax } from '../../../limits.ts';
-import { principalOf } from '../../../platform/access.ts';
+import { principalOf } from '../../../plugins/access.ts';
 import { presentRegisteredKey as present, registerKey } from '../../../services/key-registry-service.ts';
 
 const registeredKeyIdSchema = { type: 'string', pattern: '^rkey_[0-9a-f]{32}$' } as const;

@@ -3,7 +3,7 @@
 // and fails with 409 if the head moved since the caller looked.
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { adminOnly, principalOf } from '../../../platform/access.ts';
+import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import { parseDigest, rollbackPolicy } from '../../../services/policy-service.ts';
 import { presentHeadMove } from '../../policy-presenters.ts';
 

@@ -1,7 +1,7 @@
 // GET /v1/auth/principal: who the credential is, and the tenant realm every later call is scoped to
 // (rule 5 of docs/wire-compatibility.md#rules-every-surface-follows). SDKs call it first to resolve tenant scope.
 import type { FastifyInstance } from 'fastify';
-import { anyRole, principalOf } from '../../../platform/access.ts';
+import { anyRole, principalOf } from '../../../plugins/access.ts';
 
 export async function principalRoutes(app: FastifyInstance): Promise<void> {
   app.get('/v1/auth/principal', { config: { access: { roles: anyRole, scope: 'any' } } }, async (request) => {

@@ -4,7 +4,7 @@
 // tenant an unregistered key is accepted as the engine accepts it, and registered only when the nonce is consumed.
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { anyRole, principalOf } from '../../../platform/access.ts';
+import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { verifyRecognition } from '../../../services/recognition-service.ts';
 import {
   decodeRecognitionProofHeader,

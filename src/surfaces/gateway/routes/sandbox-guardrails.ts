@@ -5,10 +5,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Role } from '../../../credentials/roles.ts';
 import { allowedToolLengthMax, evidenceArtifactsMax, sandboxRequestedSpendCentsMax } from '../../../limits.ts';
-import { principalOf } from '../../../platform/access.ts';
-import type { Queryable } from '../../../platform/database.ts';
-import { runIdempotent, type EngineAnswer, type IdempotentOperation } from '../../../platform/idempotency.ts';
-import { compileBodyValidator } from '../../../platform/validation.ts';
+import { principalOf } from '../../../plugins/access.ts';
+import type { Queryable } from '../../../infra/database.ts';
+import { runIdempotent, type EngineAnswer, type IdempotentOperation } from '../../../plugins/idempotency.ts';
+import { compileBodyValidator } from '../../../infra/validation.ts';
 import {
   assertSandboxTenant,
   bootstrapGuardrail,

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Role } from '../../../credentials/roles.ts';
 import { findSettlementConfig, upsertSettlementConfig } from '../../../db/settlement-config-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { adminOnly, principalOf } from '../../../platform/access.ts';
+import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import {
   settlementConfigBodySchema,
   validateSettlementConfig,

@@ -2,7 +2,7 @@
 // consumed (the cents count against the intent for good) or released (they are freed). docs/capabilities.md.
 import type { FastifyInstance } from 'fastify';
 import type { SpendOutcome } from '../../../db/spend-decision-repository.ts';
-import { principalOf } from '../../../platform/access.ts';
+import { principalOf } from '../../../plugins/access.ts';
 import { completeSpendDecision } from '../../../services/capability-service.ts';
 import { spendRoles, spendScope } from './verify.ts';
 

@@ -13,7 +13,7 @@ import {
   tenantIdLengthMax,
   tenantIdPattern,
 } from '../../../limits.ts';
-import { adminOnly, principalOf } from '../../../platform/access.ts';
+import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import {
   completeSso,
   emailDomainPatternSource,

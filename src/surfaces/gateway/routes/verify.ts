@@ -12,8 +12,8 @@ import {
   verifyHashHexLengthMax,
   verifyTextFieldLengthMax,
 } from '../../../limits.ts';
-import { principalOf } from '../../../platform/access.ts';
-import { runIdempotent } from '../../../platform/idempotency.ts';
+import { principalOf } from '../../../plugins/access.ts';
+import { runIdempotent } from '../../../plugins/idempotency.ts';
 import { verifyCapability } from '../../../services/capability-service.ts';
 
 /** Roles that may spend through a capability (docs/roles.md): auditors only read. */

@@ -1,7 +1,7 @@
 // GET /harbor/intents/{id}/budget: what an intent's capability can still spend, read without reserving anything
 // (docs/capabilities.md "Remaining budget"). The MCP tool svc_get_budget_remaining calls it.
 import type { FastifyInstance } from 'fastify';
-import { principalOf } from '../../../platform/access.ts';
+import { principalOf } from '../../../plugins/access.ts';
 import { readIntentBudget } from '../../../services/capability-service.ts';
 import { intentIdParams, intentReaders } from './intents.ts';
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { findIntent, intentStates, listIntents, type IntentState } from '../../../db/intent-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
-import { anyRole, principalOf } from '../../../platform/access.ts';
+import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { createIntent } from '../../../services/intent-creation.ts';
 import { recognitionPurposes } from '../../../signing/recognition.ts';
 import { engineMutation } from '../engine-mutation.ts';

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { listLedgerRows, type LedgerRow } from '../../../db/ledger-repository.ts';
 import { ledgerEventsPageDefault, ledgerEventsPageMax } from '../../../limits.ts';
-import { principalOf } from '../../../platform/access.ts';
+import { principalOf } from '../../../plugins/access.ts';
 import { ledgerLine, readLedgerTip, signLedgerCheckpoint } from '../../../services/ledger-service.ts';
 
 /** Operators and auditors read the ledger; agents, which move money, do not audit it. */

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { intentStates, type IntentState } from '../../../db/intent-repository.ts';
 import { didLengthMax } from '../../../limits.ts';
-import { principalOf } from '../../../platform/access.ts';
+import { principalOf } from '../../../plugins/access.ts';
 import { intentIdParams, intentListQuery, intentReaders, readIntent, readIntentPage } from './intents.ts';
 
 interface OperatorListQuery {

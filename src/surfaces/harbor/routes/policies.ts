@@ -7,7 +7,7 @@ import { compilePredicate, evaluate, materializeTemplate, templateCatalog, type 
 import { findPolicyHead, listPolicyVersions } from '../../../db/policy-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault, pageSizeMax, policyVersionSeqMax } from '../../../limits.ts';
-import { anyRole, principalOf } from '../../../platform/access.ts';
+import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { draftPolicy, parseDigest, rolloutPolicy } from '../../../services/policy-service.ts';
 import { presentHeadMove, presentVersion } from '../../policy-presenters.ts';
 

@@ -3,7 +3,7 @@
 // rule both parties signed does).
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { compileBodyValidator } from '../../../platform/validation.ts';
+import { compileBodyValidator } from '../../../infra/validation.ts';
 import { confirmSettlement, type SettlementAction } from '../../../services/settlement-service.ts';
 import { recognitionPurposes } from '../../../signing/recognition.ts';
 import { engineMutation } from '../engine-mutation.ts';

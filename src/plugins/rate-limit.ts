@@ -16,7 +16,7 @@ import type pg from 'pg';
 import type { Principal } from '../credentials/principal.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { downloadGrantOf, principalOf } from './access.ts';
-import type { Queryable } from './database.ts';
+import type { Queryable } from '../infra/database.ts';
 
 /** One quota policy: `quota` requests per `windowSeconds`, named in the RateLimit headers. */
 export interface RateLimitPolicy {
@@ -231,13 +231,6 @@ export class PostgresRateLimitStore implements RateLimitStore {
       client.release(broken);
     }
   }
-}
-
-/** Deletes counters of windows that ended before `beforeMs` (the maintenance pass; any replica's late request
- * for an old window would only recreate a row that the next pass deletes). */
-export async function deleteExpiredRateLimitCounters(tx: Queryable, beforeMs: number): Promise<number> {
-  const { rowCount } = await tx.query('DELETE FROM rate_limit_counters WHERE window_end_ms < $1', [beforeMs]);
-  return rowCount ?? 0;
 }
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@
 // restricted keys, the scope) it needs. A route without a declaration makes the app refuse to start.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import type { AuditExportDownloadGrant, Authenticator } from '../credentials/authenticator.ts';
+import type { AuditExportDownloadGrant, Authenticator } from './authenticator.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { parseScope, scopeGranted } from '../credentials/mcp-scopes.ts';
 import type { Role } from '../credentials/roles.ts';

@@ -5,10 +5,10 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { errorCatalogue, type ErrorCode } from './catalogue.ts';
-import { mintRequestId } from '../platform/request-id.ts';
-import { validationFields } from '../platform/validation.ts';
-import { ServiceError, type ErrorDetails } from './service-error.ts';
+import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
+import { mintRequestId } from '../infra/request-id.ts';
+import { validationFields } from '../infra/validation.ts';
+import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 
 /** Fastify's own client-error codes and the catalogue code each one becomes. */
 const fastifyCodes: Record<string, ErrorCode> = {

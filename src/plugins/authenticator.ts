@@ -15,17 +15,16 @@ import {
 import { findApiKeyCredential, touchApiKeyLastUsed, type ApiKeyCredential } from '../db/api-key-repository.ts';
 import { findSessionMembership, type SessionMembership } from '../db/user-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import type { Database } from '../platform/database.ts';
-import type { GatewayKeyring } from '../platform/gateway-keys.ts';
-import { looksLikeApiKey, parseApiKey, secretMatches } from './api-key.ts';
-import { readAuthorizationHeader } from './authorization-header.ts';
-import { BoundedCache } from './bounded-cache.ts';
-import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from './gateway-jwt.ts';
-import type { Principal } from './principal.ts';
-import { readSessionClaims, type SessionClaims } from './session-token.ts';
+import type { Database } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
+import { credentialRevocationChannel, looksLikeApiKey, parseApiKey, secretMatches } from '../credentials/api-key.ts';
+import { readAuthorizationHeader } from '../credentials/authorization-header.ts';
+import { BoundedCache } from '../credentials/bounded-cache.ts';
+import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
+import type { Principal } from '../credentials/principal.ts';
+import { readSessionClaims, type SessionClaims } from '../credentials/session-token.ts';
 
 /** The NOTIFY channel on which a revoked key id is announced. */
-export const credentialRevocationChannel = 'svc_credential_revoked';
 
 /** What a download JWT grants: one audit export job of one tenant (docs/audit-exports.md#download-tokens). Never a
  * Principal. */

@@ -11,15 +11,11 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyKeyLengthMax, idempotencyKeyLengthMin } from '../limits.ts';
-import type { Database, Queryable, Statement } from './database.ts';
+import type { Database, Queryable, Statement } from '../infra/database.ts';
 
-export type ResponseHeaders = Record<string, string | string[]>;
+import type { EngineAnswer, ResponseHeaders } from '../engine/answer.ts';
 
-export interface EngineAnswer {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers?: ResponseHeaders;
-}
+export type { EngineAnswer, ResponseHeaders };
 
 export interface IdempotentResult extends EngineAnswer {
   readonly replayed: boolean;
@@ -127,10 +123,4 @@ function findRecordStatement(tenantId: string, operation: string, key: string): 
       return row && { fingerprint: row.fingerprint, status: row.response_status, headers: row.response_headers, body: row.response_body };
     },
   };
-}
-
-/** Maintenance: forgets stored answers older than the retention (a key reused after that starts a new request). */
-export async function deleteExpiredIdempotencyRecords(systemTx: Queryable, olderThan: Date): Promise<number> {
-  const { rowCount } = await systemTx.query('DELETE FROM idempotency_records WHERE created_at < $1', [olderThan]);
-  return rowCount ?? 0;
 }

@@ -3,9 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
-import { Authenticator } from '../credentials/authenticator.ts';
-import { Database } from './database.ts';
-import type { GatewayKeyring } from './gateway-keys.ts';
+import { Authenticator } from './authenticator.ts';
+import { Database } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {

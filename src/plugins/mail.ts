@@ -7,28 +7,14 @@ import nodemailer from 'nodemailer';
 import { smtpFromDefault } from '../config.ts';
 import { insertOutboxCode } from '../db/mail-outbox-repository.ts';
 import { mailSendTimeoutMs, signInChallengeLifetimeMs } from '../limits.ts';
-import type { Queryable } from './database.ts';
+import type { Queryable } from '../infra/database.ts';
+import type { MailTransport, SignInCodeMessage } from '../services/sign-in-service.ts';
 
-export interface SignInCodeMessage {
-  readonly email: string;
-  readonly challengeId: string;
-  readonly code: string;
-  readonly expiresAt: Date;
-}
+export type { MailTransport, SignInCodeMessage };
 
 export interface MailLogger {
   info(object: object, message: string): void;
   warn(object: object, message: string): void;
-}
-
-/** Two steps, so that nothing slow or fallible runs inside the challenge's transaction: `stage` records what must
- * commit with the challenge (the outbox row); `send` runs after the commit and never throws or blocks the caller. */
-export interface MailTransport {
-  readonly kind: 'smtp' | 'outbox';
-  stage(systemTx: Queryable, message: SignInCodeMessage): Promise<void>;
-  send(message: SignInCodeMessage): void;
-  /** Waits for deliveries in flight, then releases the transport. */
-  close(): Promise<void>;
 }
 
 export interface MailOptions {
