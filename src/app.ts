@@ -6,6 +6,7 @@ import { rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './co
 import { httpErrors } from './plugins/http-errors.ts';
 import { access } from './plugins/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './plugins/database-plugin.ts';
+import { engineEffectsPlugin } from './plugins/engine-effects.ts';
 import { inputBoundary } from './plugins/input-boundary.ts';
 import { jsonBody } from './plugins/json-body.ts';
 import { mailPlugin, type MailOptions } from './plugins/mail.ts';
@@ -36,6 +37,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(inputBoundary);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
+  await instance.register(engineEffectsPlugin);
   await instance.register(mailPlugin, options.mail ?? {});
   await instance.register(access, { authenticator: instance.authenticator });
   await instance.register(rateLimit, options.rateLimit ?? { perCredential: rateLimitPerMinuteDefault, perAddress: rateLimitPublicPerMinuteDefault });

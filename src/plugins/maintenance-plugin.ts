@@ -10,7 +10,7 @@ export const maintenance = fastifyPlugin(
     let running: Promise<unknown> | undefined;
     const timer = setInterval(() => {
       if (running) return; // A slow pass is not overlapped by the next one.
-      running = runMaintenance(app.database)
+      running = runMaintenance(app.database, app.engineEffects)
         .then((report) => {
           if (report.refunded > 0) app.log.info({ refunded: report.refunded }, 'refunded intents past their deadline');
         })
@@ -25,5 +25,5 @@ export const maintenance = fastifyPlugin(
       await running;
     });
   },
-  { name: 'maintenance', dependencies: ['database'] },
+  { name: 'maintenance', dependencies: ['database', 'engine-effects'] },
 );

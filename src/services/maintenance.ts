@@ -2,6 +2,7 @@
 // refunds funded intents past their deadline, and forgets idempotency records, recognition nonces and rate-limit
 // counters that have outlived their use.
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
+import type { EngineEffects } from '../engine/effects.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyRecordRetentionMs, maintenanceIntentsPerPassMax } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
@@ -43,13 +44,13 @@ async function deleteRowsBefore(tx: Queryable, table: string, column: 'created_a
 
 const nothingDeleted = Object.fromEntries(Object.keys(pruneTasks).map((table) => [table, 0])) as Record<PrunedTable, number>;
 
-export async function runMaintenance(database: Database, now = new Date()): Promise<MaintenanceReport> {
+export async function runMaintenance(database: Database, effects: EngineEffects, now = new Date()): Promise<MaintenanceReport> {
   const client = await database.pool.connect();
   try {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
     if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
     try {
-      const refunded = await refundExpiredIntents(database, now);
+      const refunded = await refundExpiredIntents(database, effects, now);
       const deleted = await database.system(async (tx) => {
         const counts = { ...nothingDeleted };
         for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
@@ -68,7 +69,7 @@ export async function runMaintenance(database: Database, now = new Date()): Prom
 
 /** Each intent is settled in its own tenant transaction; one that moved meanwhile (evidence arrived, a confirm
  * won the race) is skipped, not an error. */
-async function refundExpiredIntents(database: Database, now: Date): Promise<number> {
+async function refundExpiredIntents(database: Database, effects: EngineEffects, now: Date): Promise<number> {
   const expired = await database.system(async (tx) =>
     (await tx.query<{ tenant_id: string; intent_id: string }>(
       `SELECT tenant_id, intent_id FROM intents WHERE state = 'funded' AND deadline <= $1 ORDER BY deadline LIMIT $2`,
@@ -78,7 +79,7 @@ async function refundExpiredIntents(database: Database, now: Date): Promise<numb
   let refunded = 0;
   for (const { tenant_id: tenantId, intent_id: intentId } of expired) {
     try {
-      await database.tenant(tenantId, async (tx) => settleIntent(tx, await lockIntentIn(tx, tenantId, intentId, ['funded']), now.getTime()));
+      await database.tenant(tenantId, async (tx) => settleIntent(tx, await lockIntentIn(tx, tenantId, intentId, ['funded']), effects, now.getTime()));
       refunded += 1;
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;

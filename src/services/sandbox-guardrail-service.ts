@@ -19,6 +19,7 @@ import { normalizeOperation } from './capability-service.ts';
 import { assertEvidenceMatchesSchema, compileEvidenceSchema } from './evidence-schema.ts';
 import { issueCapabilityToken, recordFunding } from './funding-service.ts';
 import { settleIntent } from './settlement-service.ts';
+import type { EngineEffects } from '../engine/effects.ts';
 
 /** Guardrail intents settle on the x402 simulator: the rail every sandbox tenant has without configuration. */
 export const sandboxSettlementRail = 'x402_usdc_base';
@@ -203,6 +204,7 @@ export async function submitGuardrailEvidence(
   tenantId: string,
   intentId: string,
   body: SandboxEvidenceBody,
+  effects: EngineEffects,
   nowMs = Date.now(),
 ): Promise<Record<string, unknown>> {
   const intent = await lockGuardrailIntent(tx, tenantId, intentId);
@@ -238,7 +240,13 @@ export async function submitGuardrailEvidence(
     evaluation,
   });
   const recorded = queueEvidenceRecordedTransition(tx, intent, evaluation.passed);
-  const settlement = settleIntent(tx, recorded, nowMs);
+  const settlement = await settleIntent(tx, recorded, effects, nowMs, {
+    operation,
+    metadata: body.metadata,
+    payloadDigestHex: bytesToHex(payloadDigest),
+    artifactsDigestHex: bytesToHex(artifactsDigestBytes),
+    predicatePassed: evaluation.passed,
+  });
   return {
     tenant: tenantId,
     tenant_id: tenantId,
@@ -258,5 +266,6 @@ export async function submitGuardrailEvidence(
       reason: settlement.reason,
       transaction_id: settlement.transactionId,
     },
+    ...settlement.answerFields,
   };
 }

@@ -2,6 +2,7 @@
 // evaluation implies — passed → release to the payee, failed → refund to the principal — and a funded intent past its
 // deadline without evidence is refunded. The ledger transaction and the state change commit together.
 import { randomUUID } from 'node:crypto';
+import { runTerminalEffects, type AnswerFields, type EngineEffects, type ToolCall } from '../engine/effects.ts';
 import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -17,6 +18,8 @@ export interface Settlement {
   readonly reason: SettlementReason;
   /** The ledger transaction that moves the escrow; its rows land with the commit. */
   readonly transactionId: string;
+  /** What the terminal effects (receipts, standing) add to the answer. */
+  readonly answerFields: AnswerFields;
 }
 
 /** What settling this intent means now, or 409 when it has nothing to settle yet. */
@@ -31,8 +34,9 @@ export function settlementFor(intent: Intent, nowMs: number): { action: Settleme
   });
 }
 
-/** Moves the escrow of a locked intent to the payee or back to the principal, and records the new state. */
-export function settleIntent(tx: Queryable, intent: LockedIntent, nowMs = Date.now()): Settlement {
+/** Moves the escrow of a locked intent to the payee or back to the principal, records the new state, and runs the
+ * terminal effects in the same transaction. */
+export async function settleIntent(tx: Queryable, intent: LockedIntent, effects: EngineEffects, nowMs = Date.now(), toolCall?: ToolCall): Promise<Settlement> {
   const { action, reason } = settlementFor(intent, nowMs);
   const transactionId = randomUUID();
   const counterparty = action === 'release' ? ledgerAccounts.payeePayable(intent.payeeDid) : ledgerAccounts.payerRefund(intent.principalDid);
@@ -47,10 +51,11 @@ export function settleIntent(tx: Queryable, intent: LockedIntent, nowMs = Date.n
       { account: ledgerAccounts.escrow(intent.intentId), side: 'credit', amountCents: intent.amountCents },
     ],
   });
-  return { intent: settled, action, reason, transactionId };
+  const answerFields = await runTerminalEffects(tx, { intent: settled, action, reason, transactionId, nowMs, ...(toolCall ? { toolCall } : {}) }, effects);
+  return { intent: settled, action, reason, transactionId, answerFields };
 }
 
-export async function confirmSettlement(tx: Queryable, tenantId: string, intentId: string): Promise<Settlement> {
+export async function confirmSettlement(tx: Queryable, tenantId: string, intentId: string, effects: EngineEffects): Promise<Settlement> {
   const intent = await lockIntentIn(tx, tenantId, intentId, ['funded', 'evidence_recorded']);
-  return settleIntent(tx, intent);
+  return settleIntent(tx, intent, effects);
 }

@@ -282,7 +282,7 @@ describe('state machine', () => {
     const late = await evidence(byConfirm, { status: 'completed' });
     expect([late.statusCode, late.json().error.code]).toEqual([409, 'intent.deadline_passed']);
     expect((await confirm(byConfirm)).json()).toMatchObject({ state: 'refunded', settlement: { action: 'refund', reason: 'deadline_passed' } });
-    const report = await runMaintenance(db);
+    const report = await runMaintenance(db, app.engineEffects);
     expect(report).toMatchObject({ ran: true });
     expect(report.refunded).toBeGreaterThanOrEqual(1);
     expect((await app.inject({ url: `/harbor/intents/${bySweeper}`, headers: bearer(acme.adminKey) })).json().state).toBe('refunded');

@@ -4,6 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
+import { engineEffects } from '../../src/engine/effects.ts';
+import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
 import { runMaintenance } from '../../src/services/maintenance.ts';
 import { createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -50,12 +52,12 @@ it('deletes sign-in challenges and SSO states a day past expiry, keeps the rest,
   // Another replica holding the maintenance lock: this pass does nothing.
   const other = await db.pool.connect();
   await other.query('SELECT pg_advisory_lock(7213402118)');
-  const skipped = await runMaintenance(db);
+  const skipped = await runMaintenance(db, engineEffects(ephemeralKeyring()));
   await other.query('SELECT pg_advisory_unlock(7213402118)');
   other.release();
   expect(skipped).toMatchObject({ ran: false, deleted: { login_challenges: 0, sso_states: 0 } });
 
-  const report = await runMaintenance(db);
+  const report = await runMaintenance(db, engineEffects(ephemeralKeyring()));
   expect(report.ran).toBe(true);
   expect(report.deleted).toMatchObject({ login_challenges: 1, sso_states: 1 });
 

@@ -17,6 +17,7 @@ import {
 import { RedisRateLimitStore, type RedisRateLimitStoreOptions } from '../../src/plugins/rate-limit-redis.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { runMaintenance } from '../../src/services/maintenance.ts';
+import { engineEffects } from '../../src/engine/effects.ts';
 import { bearer, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createEmbeddedTestDatabase, createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { call } from '../helpers/http-client.ts';
@@ -222,7 +223,7 @@ describe('the limiter against the Postgres store', () => {
   it('is pruned by the maintenance pass once the window has ended', async () => {
     const store = new PostgresRateLimitStore(db.pool);
     await store.increment('ip:192.0.2.1', 60_000, 60_000);
-    const report = await runMaintenance(db);
+    const report = await runMaintenance(db, engineEffects(ephemeralKeyring()));
     expect(report.deleted.rate_limit_counters).toBeGreaterThanOrEqual(1);
     const left = await db.system(async (tx) => (await tx.query(`SELECT count(*)::int AS n FROM rate_limit_counters WHERE bucket = 'ip:192.0.2.1'`)).rows[0]);
     expect(left).toEqual({ n: 0 });

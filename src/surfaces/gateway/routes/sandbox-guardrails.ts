@@ -98,7 +98,7 @@ export async function sandboxGuardrailRoutes(app: FastifyInstance): Promise<void
       assertEvidenceBody(body);
       return guardrailCall(app, request, reply, 'sandbox.evidence', async (tx) => ({
         status: 200,
-        body: await submitGuardrailEvidence(tx, principalOf(request).tenantId, request.params.intent_id, body),
+        body: await submitGuardrailEvidence(tx, principalOf(request).tenantId, request.params.intent_id, body, app.engineEffects),
       }));
     },
   );

@@ -33,7 +33,7 @@ export async function settlementRoutes(app: FastifyInstance): Promise<void> {
       const body = request.body ?? {};
       assertConfirmBody(body);
       return engineMutation(app, request, reply, { operation: 'intent.settlement_confirm', purpose: recognitionPurposes.settlementConfirm }, async (tx, principal) => {
-        const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id);
+        const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id, app.engineEffects);
         if (body.expected_action !== undefined && body.expected_action !== settlement.action) {
           // Thrown inside the transaction, so nothing of the settlement above commits.
           throw new ServiceError('intent.invalid_state', {
