@@ -1,16 +1,20 @@
-// Bench entry (docs/performance.md#engine-lifecycle-throughput-vs-pgbench): engine mutations per second — create, fund,
-// evidence, confirm, each one mutation — of whole intent lifecycles against the real service (its own process, real
-// Postgres), next to `pgbench` tpcb-like transactions per second at the same client count on the same Postgres, in
-// alternating rounds. Then p99 latency at half the peak rate (an open-loop run at 50% of the measured median peak).
-// Each row also gives what one unit of work cost the whole machine in its rounds (busy CPU over all processes, the load
-// generator and pgbench's client included, per mutation and per pgbench transaction): throughput swings ±15% between
-// rounds on a shared machine, and the cost per unit says where the difference comes from (docs/performance.md).
+// Bench entry (docs/performance.md#engine-lifecycle-vs-pgbench): whole intent lifecycles (create, fund, evidence,
+// confirm: four engine mutations) against the real service in its own process on the machine's Postgres, next to
+// `pgbench` tpcb-like on the same Postgres at the same client count, in alternating rounds. Per client count it
+// gives three rows, each a ratio to pgbench measured in the same run:
+//   - throughput: mutations/s over pgbench's tps, closed loop (target >= 0.5);
+//   - tail latency: at half the lifecycle's peak rate, open loop, p99 per mutation over pgbench's p99 per transaction
+//     at the same rate and client count (`pgbench -R <rate> -l`, from its per-transaction log) (target <= 3);
+//   - machine CPU per mutation over machine CPU per pgbench transaction, in the closed-loop rounds (target <= 2).
+// And one row with the Postgres round trips, statements and transactions per mutation (lifecycle-counts.ts), counted
+// first, in a service process of its own.
 //
 // The fund mutation is two HTTP round trips (the 402 challenge, then the paid request) and counts once; its
 // latency runs from the first request's send to the second's answer. Latencies are per mutation.
 //
-//   node --import tsx bench/lifecycle-bench.ts              the rows, as `npm run bench -- lifecycle` prints them
+//   node --import tsx bench/lifecycle-bench.ts [--quick]      the rows, as `npm run bench -- lifecycle` prints them
 //   node --import tsx bench/lifecycle-bench.ts --profile [dir]   one loaded run under `node --cpu-prof`, summarised
+// `--quick` (or BENCH_QUICK=1) runs one short round of each kind: a smoke test of the instrument, not a measurement.
 // BENCH_LIFECYCLE_ROUNDS (3) and BENCH_LIFECYCLE_SECONDS (8) size the rounds; BENCH_LIFECYCLE_CLIENTS (16,32) picks
 // the client counts (--profile uses the first). BENCH_LIFECYCLE_TENANTS (1) spreads the intents round-robin over that
 // many sandbox tenants: a diagnostic (each tenant has its own ledger head), not what the rows are defined on.
@@ -22,23 +26,34 @@ import { createTenant } from '../src/services/tenant-service.ts';
 import type { BenchRow } from './bench-row.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { formatSummary, summarizeCpuProfile } from './cpuprofile-summary.ts';
+import { abortBench, adminUrl, installGuard, postgresStartedAt } from './guard.ts';
 import { formatRate, median } from './harness.ts';
+import { countPerMutation, formatCommands, formatCounts, type Counts } from './lifecycle-counts.ts';
 import {
-  allMutationLatencies, closedLoop, EngineClient, IntentFactory, IntentPool, mutations, pacedLoop, percentile, type BenchTenant, type LoadSample,
+  allMutationLatencies, closedLoop, EngineClient, IntentFactory, IntentPool, mutations, pacedLoop, percentile, requestSteps, type BenchTenant,
+  type LoadSample,
 } from './lifecycle-load.ts';
+import { quick } from './options.ts';
 import { createPgbenchDatabase, type PgbenchDatabase } from './pgbench.ts';
 import { cpuWindow, formatCpu, type CpuBreakdown } from './proc-cpu.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 import { sampleWaitEvents } from './wait-events.ts';
 
 const envNumber = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
-const rounds = envNumber('BENCH_LIFECYCLE_ROUNDS', 3);
-const secondsPerRound = envNumber('BENCH_LIFECYCLE_SECONDS', 8);
+const rounds = quick ? 1 : envNumber('BENCH_LIFECYCLE_ROUNDS', 3);
+const secondsPerRound = quick ? 3 : envNumber('BENCH_LIFECYCLE_SECONDS', 8);
+const warmupSeconds = quick ? 1 : 2;
 const clientCounts = (process.env['BENCH_LIFECYCLE_CLIENTS'] ?? '16,32').split(',').map(Number);
 const tenantCount = envNumber('BENCH_LIFECYCLE_TENANTS', 1);
-const warmupSeconds = 2;
-const adminUrl = process.env['BENCH_DATABASE_ADMIN_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const p99TargetMs = 50;
+/** The counting phase: intents run one at a time, then a closed loop of this many seconds. */
+const countedIntents = quick ? 5 : 20;
+const countedSeconds = quick ? 2 : 4;
+
+/** The targets (docs/performance.md): each a ratio to pgbench measured in the same run. */
+const throughputRatioMin = 0.5;
+const tailLatencyRatioMax = 3;
+const cpuRatioMax = 2;
+
 /** The service as configured for the bench: the gateway rate limiter stays on (its cost is part of every request)
  * with a per-key quota that a flood from one admin key cannot reach. */
 const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, SVC_RATE_LIMIT_PER_MINUTE: '1000000000' });
@@ -98,111 +113,213 @@ function describeSample(sample: LoadSample): string {
     `per request p50 ${ms(percentile(sample.requestLatencies, 0.5))} p99 ${ms(percentile(sample.requestLatencies, 0.99))}; ${perKind.join('; ')}`;
 }
 
+/** What one unit of work cost each party, in ms of CPU: cores used over the window divided by units per second. */
+interface CostPerUnit {
+  readonly machine: number;
+  readonly service: number;
+  readonly postgres: number;
+  readonly loadGenerator: number;
+  /** pgbench's own client, in its rounds. */
+  readonly pgbenchClient: number;
+  /** The rest of the machine: anything else running (on an idle machine, close to zero). */
+  readonly other: number;
+}
+
+const costPerUnit = (cpu: CpuBreakdown, unitsPerSecond: number): CostPerUnit => {
+  const per = (cores: number) => (cores / unitsPerSecond) * 1000;
+  return {
+    machine: per(cpu.machine),
+    service: per(cpu.service),
+    postgres: per(cpu.postgres),
+    loadGenerator: per(cpu.loadGenerator),
+    pgbenchClient: per(cpu.exitedChildren),
+    other: per(cpu.machine - cpu.service - cpu.postgres - cpu.loadGenerator - cpu.exitedChildren),
+  };
+};
+
+/** The median of each party's cost over the rounds. */
+const medianCost = (costs: readonly CostPerUnit[]): CostPerUnit => ({
+  machine: median(costs.map((cost) => cost.machine)),
+  service: median(costs.map((cost) => cost.service)),
+  postgres: median(costs.map((cost) => cost.postgres)),
+  loadGenerator: median(costs.map((cost) => cost.loadGenerator)),
+  pgbenchClient: median(costs.map((cost) => cost.pgbenchClient)),
+  other: median(costs.map((cost) => cost.other)),
+});
+
 interface AtClients {
   readonly clients: number;
+  /** Closed loop. */
   readonly rates: number[];
   readonly pgbenchTps: number[];
-  /** Busy CPU of the whole machine per unit of work in each round, in milliseconds. */
-  readonly msPerMutation: number[];
-  readonly msPerTransaction: number[];
-  /** Mutation latencies of every round, pooled. */
+  readonly mutationCosts: CostPerUnit[];
+  readonly transactionCosts: CostPerUnit[];
+  /** Mutation latencies of every closed-loop round, pooled. */
   readonly latencies: number[];
+  /** Open loop at half the median closed-loop rate, for both. */
+  readonly pacedRate: number;
+  readonly pacedRates: number[];
+  readonly pacedLatencies: number[];
+  readonly pacedPgbenchTps: number[];
+  readonly pacedPgbenchLatencies: number[];
+}
+
+/** Cores that other processes took from a round: above this, the machine was not idle and the CPU row (a ratio of
+ * whole-machine costs) says more about the neighbours than about the engine. */
+const outsideCoresMax = 0.15;
+
+function warnIfBusy(cpu: CpuBreakdown, what: string): void {
+  const outside = cpu.machine - cpu.service - cpu.postgres - cpu.loadGenerator - cpu.exitedChildren;
+  if (outside > outsideCoresMax) log(`warning: other processes used ${outside.toFixed(2)} cores during ${what}: the machine is not idle, so its figures (the CPU row above all) are not a measurement`);
+}
+
+/** Closed-loop rounds, each lifecycle round followed by a pgbench round: rates and what a unit cost. */
+async function closedRounds(service: ServiceProcess, client: EngineClient, pool: IntentPool, pgbench: PgbenchDatabase, at: AtClients): Promise<void> {
+  const { clients } = at;
+  let expected = await warmUp(client, pool, clients);
+  for (let round = 0; round < rounds; round += 1) {
+    let used: CpuBreakdown | undefined;
+    const what = `round ${round + 1} at ${clients} clients`;
+    const sample = await measuredWindow(pool, intentsFor(expected, secondsPerRound, clients), what, async () => {
+      const cpu = cpuWindow(service.pid);
+      const measured = await closedLoop(client, pool, { clients, seconds: secondsPerRound });
+      used = cpu.end();
+      return measured;
+    });
+    at.rates.push(sample.mutationsPerSecond);
+    at.mutationCosts.push(costPerUnit(used!, sample.mutationsPerSecond));
+    at.latencies.push(...allMutationLatencies(sample));
+    expected = Math.max(expected, sample.mutationsPerSecond);
+    log(`${what}: ${describeSample(sample)}; ${formatCpu(used!)}`);
+    warnIfBusy(used!, what);
+    const cpu = cpuWindow(service.pid);
+    const baseline = await pgbench.run(clients, secondsPerRound);
+    const pgbenchUsed = cpu.end();
+    at.pgbenchTps.push(baseline.tps);
+    at.transactionCosts.push(costPerUnit(pgbenchUsed, baseline.tps));
+    log(`${what}: pgbench ${Math.round(baseline.tps)} tps, latency average ${ms(baseline.latencyAverageMs)}; ${formatCpu(pgbenchUsed)}`);
+    warnIfBusy(pgbenchUsed, `${what} (pgbench)`);
+  }
+}
+
+/** Open-loop rounds at `at.pacedRate`, each lifecycle round followed by `pgbench -R` at the same rate and clients. */
+async function pacedRounds(service: ServiceProcess, client: EngineClient, pool: IntentPool, pgbench: PgbenchDatabase, at: AtClients): Promise<void> {
+  const { clients, pacedRate } = at;
+  for (let round = 0; round < rounds; round += 1) {
+    let used: CpuBreakdown | undefined;
+    const what = `paced round ${round + 1} at ${Math.round(pacedRate)} mutations/s, ${clients} connections`;
+    // Open loop: the intents it needs follow from the rate alone, with room for the randomness of Poisson arrivals.
+    const intents = Math.ceil((pacedRate / mutations.length) * secondsPerRound * 1.5) + 10;
+    const sample = await measuredWindow(pool, intents, what, async () => {
+      const cpu = cpuWindow(service.pid);
+      const measured = await pacedLoop(client, pool, { mutationsPerSecond: pacedRate, seconds: secondsPerRound });
+      used = cpu.end();
+      return measured;
+    });
+    at.pacedRates.push(sample.mutationsPerSecond);
+    at.pacedLatencies.push(...allMutationLatencies(sample));
+    log(`${what}: ${describeSample(sample)}; ${formatCpu(used!)}`);
+    const baseline = await pgbench.paced(clients, pacedRate, secondsPerRound);
+    at.pacedPgbenchTps.push(baseline.tps);
+    at.pacedPgbenchLatencies.push(...baseline.latencies);
+    log(`${what}: pgbench -R ${Math.round(pacedRate)}: ${Math.round(baseline.tps)} tps, p50 ${ms(percentile(baseline.latencies, 0.5))} p99 ${ms(percentile(baseline.latencies, 0.99))}`);
+  }
 }
 
 async function measureAtClients(service: ServiceProcess, pool: IntentPool, pgbench: PgbenchDatabase, clients: number): Promise<AtClients> {
   const client = new EngineClient(service.baseUrl, clients);
   try {
-    let expected = await warmUp(client, pool, clients);
-    const result: AtClients = { clients, rates: [], pgbenchTps: [], msPerMutation: [], msPerTransaction: [], latencies: [] };
-    for (let round = 0; round < rounds; round += 1) {
-      let used: CpuBreakdown | undefined;
-      const what = `round ${round + 1} at ${clients} clients`;
-      const sample = await measuredWindow(pool, intentsFor(expected, secondsPerRound, clients), what, async () => {
-        const cpu = cpuWindow(service.pid);
-        const measured = await closedLoop(client, pool, { clients, seconds: secondsPerRound });
-        used = cpu.end();
-        return measured;
-      });
-      result.rates.push(sample.mutationsPerSecond);
-      result.msPerMutation.push((used!.machine / sample.mutationsPerSecond) * 1000);
-      result.latencies.push(...allMutationLatencies(sample));
-      expected = Math.max(expected, sample.mutationsPerSecond);
-      log(`${clients} clients, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used!)}`);
-      const cpu = cpuWindow(service.pid);
-      const baseline = await pgbench.run(clients, secondsPerRound);
-      const machine = cpu.end().machine;
-      result.pgbenchTps.push(baseline.tps);
-      result.msPerTransaction.push((machine / baseline.tps) * 1000);
-      log(`${clients} clients, round ${round + 1}: pgbench ${Math.round(baseline.tps)} tps, latency average ${ms(baseline.latencyAverageMs)}; whole machine ${machine.toFixed(2)} cores`);
-    }
-    return result;
+    const closed = { clients, rates: [], pgbenchTps: [], mutationCosts: [], transactionCosts: [], latencies: [] };
+    const paced = { pacedRates: [], pacedLatencies: [], pacedPgbenchTps: [], pacedPgbenchLatencies: [] };
+    const at: AtClients = { ...closed, ...paced, pacedRate: 0 };
+    await closedRounds(service, client, pool, pgbench, at);
+    const withRate: AtClients = { ...at, pacedRate: median(at.rates) / 2 };
+    await pacedRounds(service, client, pool, pgbench, withRate);
+    return withRate;
   } finally {
     client.close();
   }
 }
 
+const formatCost = (cost: CostPerUnit, pgbenchRound: boolean) =>
+  pgbenchRound
+    ? `machine CPU ${ms(cost.machine)} per transaction (Postgres ${cost.postgres.toFixed(2)}, pgbench's client ${cost.pgbenchClient.toFixed(2)}, ` +
+      `the rest ${(cost.machine - cost.postgres - cost.pgbenchClient).toFixed(2)})`
+    : `machine CPU ${ms(cost.machine)} per mutation (service ${cost.service.toFixed(2)}, Postgres ${cost.postgres.toFixed(2)}, ` +
+      `load generator ${cost.loadGenerator.toFixed(2)}, the rest ${cost.other.toFixed(2)})`;
+
+/** The three rows of one client count. */
+function rowsAt(at: AtClients): { throughput: BenchRow; tail: BenchRow; cpu: BenchRow } {
+  const tenants = tenantCount > 1 ? `, ${tenantCount} tenants` : '';
+  const throughput = median(at.rates) / median(at.pgbenchTps);
+  const p99 = percentile(at.pacedLatencies, 0.99);
+  const pgbenchP99 = percentile(at.pacedPgbenchLatencies, 0.99);
+  const mutationCost = medianCost(at.mutationCosts);
+  const transactionCost = medianCost(at.transactionCosts);
+  const cpu = mutationCost.machine / transactionCost.machine;
+  return {
+    throughput: {
+      entry: `lifecycle mutations/s (create, fund, evidence, confirm), ${at.clients} clients${tenants}, vs pgbench tpcb-like`,
+      figure: `${formatRate(median(at.rates), 'mutations/s', at.rates)}, p50 ${ms(percentile(at.latencies, 0.5))} p99 ${ms(percentile(at.latencies, 0.99))}`,
+      baseline: `pgbench tpcb-like, ${at.clients} clients: ${formatRate(median(at.pgbenchTps), 'tps', at.pgbenchTps)}`,
+      ratio: throughput,
+      target: `>= ${throughputRatioMin.toFixed(2)}`,
+      met: throughput >= throughputRatioMin,
+    },
+    tail: {
+      entry: `lifecycle p99 per mutation at half its peak rate (open loop), ${at.clients} connections${tenants}, vs pgbench -R at the same rate`,
+      figure: `p99 ${ms(p99)}, p50 ${ms(percentile(at.pacedLatencies, 0.5))} at ${formatRate(median(at.pacedRates), 'mutations/s', at.pacedRates)}`,
+      baseline: `pgbench -R ${Math.round(at.pacedRate)} -c ${at.clients}: p99 ${ms(pgbenchP99)}, p50 ${ms(percentile(at.pacedPgbenchLatencies, 0.5))} at ${formatRate(median(at.pacedPgbenchTps), 'tps')}`,
+      ratio: p99 / pgbenchP99,
+      target: `<= ${tailLatencyRatioMax.toFixed(2)}`,
+      met: p99 / pgbenchP99 <= tailLatencyRatioMax,
+    },
+    cpu: {
+      entry: `machine CPU per lifecycle mutation, ${at.clients} clients${tenants}, vs per pgbench transaction (closed-loop rounds)`,
+      figure: formatCost(mutationCost, false),
+      baseline: formatCost(transactionCost, true),
+      ratio: cpu,
+      target: `<= ${cpuRatioMax.toFixed(2)}`,
+      met: cpu <= cpuRatioMax,
+    },
+  };
+}
+
+/** The counts row: one intent at a time, and under load at the first client count. */
+async function countsRow(databaseUrl: string, pool: IntentPool): Promise<BenchRow> {
+  const counted = await countPerMutation(serviceEnv(databaseUrl), pool, { intents: countedIntents, clients: clientCounts[0]!, seconds: countedSeconds });
+  for (const step of requestSteps) log(`counted, one intent at a time, ${step}: ${formatCounts(counted.perRequest[step])}; ${formatCommands(counted.perRequest[step])}`);
+  log(`counted per mutation, one intent at a time: ${formatCounts(counted.sequential)}; ${formatCommands(counted.sequential)}`);
+  log(`counted per mutation, ${counted.clients} clients: ${formatCounts(counted.underLoad)}; ${formatCommands(counted.underLoad)}`);
+  const transactions = (counts: Counts) => ((counts.byCommand['COMMIT'] ?? 0) + (counts.byCommand['ROLLBACK'] ?? 0)).toFixed(2);
+  return {
+    entry: 'Postgres round trips, statements and transactions per lifecycle mutation (counted at the protocol)',
+    figure: `one intent at a time: ${formatCounts(counted.sequential)}, ${transactions(counted.sequential)} transactions`,
+    baseline: `${counted.clients} clients: ${formatCounts(counted.underLoad)}, ${transactions(counted.underLoad)} transactions`,
+    ratio: null,
+    target: 'printed (test/engine/round-trips.test.ts pins the round trips)',
+    met: null,
+  };
+}
+
 export async function run(): Promise<BenchRow[]> {
+  const startedAt = await postgresStartedAt();
   const database = await createBenchDatabase();
   let pgbench: PgbenchDatabase | undefined;
   let service: ServiceProcess | undefined;
   try {
     pgbench = await createPgbenchDatabase(adminUrl);
-    service = await startServiceProcess(serviceEnv(database.url));
     const pool = new IntentPool(new IntentFactory(await benchTenants(database.url)));
+    // Counted first, in a service process of its own: a short phase that fails fast if the service does.
+    const counts = await countsRow(database.url, pool);
 
+    service = await startServiceProcess(serviceEnv(database.url));
     const measured: AtClients[] = [];
     for (const clients of clientCounts) measured.push(await measureAtClients(service, pool, pgbench, clients));
-    const rows: BenchRow[] = measured.map((at) => {
-      const ratio = median(at.rates) / median(at.pgbenchTps);
-      return {
-        entry: `lifecycle mutations/s (create, fund, evidence, confirm), ${at.clients} clients${tenantCount > 1 ? `, ${tenantCount} tenants` : ''}, vs pgbench tpcb-like`,
-        figure:
-          `${formatRate(median(at.rates), 'mutations/s', at.rates)}, p50 ${ms(percentile(at.latencies, 0.5))} p99 ${ms(percentile(at.latencies, 0.99))}; ` +
-          `machine CPU ${ms(median(at.msPerMutation))} per mutation`,
-        baseline:
-          `pgbench tpcb-like, ${at.clients} clients: ${formatRate(median(at.pgbenchTps), 'tps', at.pgbenchTps)}; ` +
-          `machine CPU ${ms(median(at.msPerTransaction))} per transaction`,
-        ratio,
-        target: '>= 0.50',
-        met: ratio >= 0.5,
-      };
-    });
 
-    // Half the peak: the client count with the higher median rate, paced open-loop at 50% of it.
-    const peak = measured.reduce((best, at) => (median(at.rates) > median(best.rates) ? at : best));
-    const halfRate = median(peak.rates) / 2;
-    const client = new EngineClient(service.baseUrl, peak.clients);
-    const paced: LoadSample[] = [];
-    const servicePid = service.pid;
-    try {
-      for (let round = 0; round < rounds; round += 1) {
-        let used: CpuBreakdown | undefined;
-        // Open loop: the intents it needs follow from the rate alone.
-        const intents = Math.ceil((halfRate / mutations.length) * secondsPerRound) + 1;
-        const sample = await measuredWindow(pool, intents, `paced round ${round + 1}`, async () => {
-          const cpu = cpuWindow(servicePid);
-          const measured = await pacedLoop(client, pool, { mutationsPerSecond: halfRate, seconds: secondsPerRound });
-          used = cpu.end();
-          return measured;
-        });
-        paced.push(sample);
-        log(`paced at ${Math.round(halfRate)} mutations/s, round ${round + 1}: ${describeSample(sample)}; ${formatCpu(used!)}`);
-      }
-    } finally {
-      client.close();
-    }
-    const pacedLatencies = paced.flatMap(allMutationLatencies);
-    const pacedRates = paced.map((sample) => sample.mutationsPerSecond);
-    const p99 = percentile(pacedLatencies, 0.99);
-    rows.push({
-      entry: `lifecycle p99 per mutation at half the peak rate (open loop, up to ${peak.clients} connections)`,
-      figure: `p99 ${ms(p99)}, p50 ${ms(percentile(pacedLatencies, 0.5))} at ${formatRate(median(pacedRates), 'mutations/s', pacedRates)}`,
-      baseline: `peak ${formatRate(median(peak.rates), 'mutations/s')} at ${peak.clients} clients, p99 ${ms(percentile(peak.latencies, 0.99))}`,
-      ratio: null,
-      target: `p99 < ${p99TargetMs} ms`,
-      met: p99 < p99TargetMs,
-    });
-    return rows;
+    if ((await postgresStartedAt()) !== startedAt) throw new Error('Postgres restarted during the lifecycle bench: its figures are void');
+    const rows = measured.map(rowsAt);
+    return [...rows.map((row) => row.throughput), ...rows.map((row) => row.tail), ...rows.map((row) => row.cpu), counts];
   } finally {
     await service?.stop();
     await pgbench?.drop();
@@ -214,13 +331,12 @@ export async function run(): Promise<BenchRow[]> {
 export async function profile(directory: string, clients: number): Promise<void> {
   const database = await createBenchDatabase();
   const service = await startServiceProcess(serviceEnv(database.url), ['--cpu-prof', `--cpu-prof-dir=${directory}`]);
-  let stopped = false;
   try {
     const pool = new IntentPool(new IntentFactory(await benchTenants(database.url)));
     const client = new EngineClient(service.baseUrl, clients);
     try {
       pool.ensure(intentsFor(await warmUp(client, pool, clients), secondsPerRound, clients));
-      const waits = await sampleWaitEvents(adminUrl, new URL(database.url).pathname.slice(1));
+      const waits = await sampleWaitEvents(adminUrl, database.name);
       const cpu = cpuWindow(service.pid);
       const sample = await closedLoop(client, pool, { clients, seconds: secondsPerRound });
       const used = cpu.end();
@@ -234,7 +350,6 @@ export async function profile(directory: string, clients: number): Promise<void>
       client.close();
     }
     await service.stop();
-    stopped = true;
     // One file per thread (CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile): thread 0 is the main thread; the
     // others are tsx's module-loader worker.
     const written = readdirSync(directory).filter((name) => name.includes(`.${service.pid}.0.`) && name.endsWith('.cpuprofile'));
@@ -242,20 +357,25 @@ export async function profile(directory: string, clients: number): Promise<void>
     if (!newest) throw new Error(`no .cpuprofile in ${directory}; the service printed:\n${service.output()}`);
     console.log(`${newest}\n${formatSummary(summarizeCpuProfile(newest, 30))}`);
   } finally {
-    if (!stopped) await service.stop();
+    await service.stop();
     await database.drop();
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  installGuard();
   const profileAt = process.argv.indexOf('--profile');
-  if (profileAt >= 0) {
-    // Absolute: the service resolves --cpu-prof-dir against its own working directory.
-    const given = process.argv[profileAt + 1];
-    const directory = given ? resolve(given) : mkdtempSync(join(tmpdir(), 'svc-lifecycle-profile-'));
-    mkdirSync(directory, { recursive: true });
-    await profile(directory, clientCounts[0]!);
-  } else {
-    for (const row of await run()) console.log(JSON.stringify(row));
+  try {
+    if (profileAt >= 0) {
+      // Absolute: the service resolves --cpu-prof-dir against its own working directory.
+      const given = process.argv[profileAt + 1];
+      const directory = given && !given.startsWith('--') ? resolve(given) : mkdtempSync(join(tmpdir(), 'svc-lifecycle-profile-'));
+      mkdirSync(directory, { recursive: true });
+      await profile(directory, clientCounts[0]!);
+    } else {
+      for (const row of await run()) console.log(JSON.stringify(row));
+    }
+  } catch (error) {
+    await abortBench(error);
   }
 }

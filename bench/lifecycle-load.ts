@@ -1,5 +1,7 @@
 // The lifecycle bench's load generator, run in the bench process (a second process to the service, on loopback):
-// clients that each loop create → fund (402) → fund (credential) → evidence → confirm over keep-alive HTTP.
+// in a closed loop, clients that each loop create → fund (402) → fund (credential) → evidence → confirm over
+// keep-alive HTTP; in an open loop, intents started on a schedule whatever is in flight, each create timed from its
+// scheduled start (so that a stall cannot hide behind the requests it delayed).
 //
 // Every create and evidence body is signed before the timed window (Ed25519 + BLAKE3 would otherwise compete with
 // the service for the two cores); only the x402 credential, a base64 JSON built from the 402's challenge, is made
@@ -13,6 +15,9 @@ import { party, signedCreateBody, signedEvidenceBody, type Party } from '../test
 
 export const mutations = ['create', 'fund', 'evidence', 'confirm'] as const;
 export type Mutation = (typeof mutations)[number];
+/** The HTTP requests of one lifecycle, in order: the fund mutation is two of them. */
+export const requestSteps = ['create', 'fund (402)', 'fund (paid)', 'evidence', 'confirm'] as const;
+export type RequestStep = (typeof requestSteps)[number];
 
 export interface PreparedIntent {
   /** `Bearer <admin key>` of the intent's tenant. */
@@ -98,6 +103,7 @@ export class EngineClient {
     this.#agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
   }
 
+  /** Rejects only when no answer came (a refused or reset connection); an error status is an answer. */
   post(authorization: string, path: string, body: string, extraHeaders: Record<string, string> = {}): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const request = http.request(
@@ -136,6 +142,8 @@ export interface LoadSample {
   readonly seconds: number;
   /** Mutations completed inside the window. */
   readonly completed: number;
+  /** Mutations completed at all, those that ended after the window included: what the service did meanwhile. */
+  readonly finished: number;
   readonly mutationsPerSecond: number;
   readonly latencies: Record<Mutation, number[]>;
   /** Every HTTP request on its own (the fund mutation is two of them). */
@@ -146,11 +154,12 @@ export interface LoadSample {
   readonly errors: string[];
 }
 
-class Recorder {
+export class Recorder {
   readonly latencies: Record<Mutation, number[]> = { create: [], fund: [], evidence: [], confirm: [] };
   readonly requestLatencies: number[] = [];
   readonly errors: string[] = [];
   completed = 0;
+  finished = 0;
   intentsStarted = 0;
   exhausted = false;
 
@@ -158,6 +167,7 @@ class Recorder {
 
   /** Records a mutation that finished at `end`, if that is inside the window. */
   mutation(kind: Mutation, start: number, end: number, requestStarts: readonly number[]): void {
+    this.finished += 1;
     if (end > this.windowEnd) return;
     this.completed += 1;
     this.latencies[kind].push(end - start);
@@ -171,6 +181,7 @@ class Recorder {
     return {
       seconds,
       completed: this.completed,
+      finished: this.finished,
       mutationsPerSecond: this.completed / seconds,
       latencies: this.latencies,
       requestLatencies: this.requestLatencies,
@@ -181,44 +192,64 @@ class Recorder {
   }
 }
 
-/** Runs one intent through its four mutations, stopping before any that would start after the window. */
-async function lifecycle(client: EngineClient, intent: PreparedIntent, recorder: Recorder): Promise<void> {
+/** Called before each request of a lifecycle and once after its last: the counting phase takes its readings here. */
+export type StepHook = (step: RequestStep | 'done') => Promise<void>;
+
+/**
+ * Runs one intent through its four mutations, stopping before any that would start after the window. The create's
+ * latency runs from `scheduledAt` when given (an open loop's schedule: a late timer or a queue in front of the
+ * sockets counts against the service, as pgbench -R counts its schedule lag); each later mutation is sent the moment
+ * the one before it is answered, so its own send time is its schedule. A request that gets no answer (connection
+ * refused or reset) is recorded as an error like a wrong status, never thrown.
+ */
+export async function lifecycle(client: EngineClient, intent: PreparedIntent, recorder: Recorder, scheduledAt?: number, hook?: StepHook): Promise<void> {
   const base = `/harbor/intents/${intent.intentId}`;
   const fail = (step: string, answer: Answer) => {
     recorder.errors.push(`${step} ${intent.intentId}: ${answer.status} ${answer.body.slice(0, 300)}`);
   };
+  const post = async (step: RequestStep, path: string, body: string, headers?: Record<string, string>): Promise<Answer> => {
+    if (hook) await hook(step);
+    return client.post(intent.authorization, path, body, headers).catch((error: Error) => ({ status: 0, headers: {}, body: `no answer: ${describeFailure(error)}` }));
+  };
   recorder.intentsStarted += 1;
 
-  let start = performance.now();
-  const created = await client.post(intent.authorization, '/harbor/intents', intent.createBody);
+  let start = scheduledAt ?? performance.now();
+  const created = await post('create', '/harbor/intents', intent.createBody);
   let end = performance.now();
   if (created.status !== 201) return fail('create', created);
   recorder.mutation('create', start, end, [start]);
 
   if (end >= recorder.windowEnd) return;
   start = performance.now();
-  const challenge = await client.post(intent.authorization, `${base}/fund`, '{}');
+  const challenge = await post('fund (402)', `${base}/fund`, '{}');
   if (challenge.status !== 402) return fail('fund (challenge)', challenge);
   const paidStart = performance.now();
   const credential = sandboxX402PaymentSignature(challenge.headers['payment-required'] as string, { from: sandboxX402Payers.success });
-  const funded = await client.post(intent.authorization, `${base}/fund`, '{}', { 'payment-signature': credential });
+  const funded = await post('fund (paid)', `${base}/fund`, '{}', { 'payment-signature': credential });
   end = performance.now();
   if (funded.status !== 200) return fail('fund (credential)', funded);
   recorder.mutation('fund', start, end, [start, paidStart]);
 
   if (end >= recorder.windowEnd) return;
   start = performance.now();
-  const recorded = await client.post(intent.authorization, `${base}/evidence`, intent.evidenceBody);
+  const recorded = await post('evidence', `${base}/evidence`, intent.evidenceBody);
   end = performance.now();
   if (recorded.status !== 200) return fail('evidence', recorded);
   recorder.mutation('evidence', start, end, [start]);
 
   if (end >= recorder.windowEnd) return;
   start = performance.now();
-  const settled = await client.post(intent.authorization, `${base}/settlement/confirm`, '{}');
+  const settled = await post('confirm', `${base}/settlement/confirm`, '{}');
   end = performance.now();
   if (settled.status !== 200) return fail('confirm', settled);
   recorder.mutation('confirm', start, end, [start]);
+  if (hook) await hook('done');
+}
+
+/** An errno and where it happened, for the error list (a failed window's message quotes its first errors). */
+function describeFailure(error: Error): string {
+  const facts = error as Error & { code?: string; address?: string; port?: number };
+  return facts.code ? `${facts.code} ${facts.address ?? ''}:${facts.port ?? ''}` : error.message;
 }
 
 /** Closed loop: `clients` workers, each starting its next intent as soon as the last one is settled. */
@@ -226,7 +257,8 @@ export async function closedLoop(client: EngineClient, intents: IntentPool, opti
   const windowStart = performance.now();
   const recorder = new Recorder(windowStart + options.seconds * 1000);
   const worker = async () => {
-    while (performance.now() < recorder.windowEnd) {
+    // A failed request ends the run: the bench reports it rather than measure a service that answers errors.
+    while (performance.now() < recorder.windowEnd && recorder.errors.length === 0) {
       const intent = intents.take();
       if (!intent) {
         recorder.exhausted = true;
@@ -239,15 +271,17 @@ export async function closedLoop(client: EngineClient, intents: IntentPool, opti
   return recorder.sample(options.seconds);
 }
 
-/** Open loop at a fixed rate: an intent starts every 4 / mutationsPerSecond seconds, whatever is in flight. */
+/** Open loop at a fixed rate: intents start at mutationsPerSecond / 4 per second on average, whatever is in flight
+ * (up to the client's sockets; beyond them, requests queue in the agent, and that queue counts in their latency).
+ * The gaps between starts are exponential (Poisson arrivals), the schedule `pgbench -R` follows, so that both sides
+ * of the tail-latency ratio meet the same kind of bursts. */
 export async function pacedLoop(client: EngineClient, intents: IntentPool, options: { mutationsPerSecond: number; seconds: number }): Promise<LoadSample> {
   const windowStart = performance.now();
   const recorder = new Recorder(windowStart + options.seconds * 1000);
-  const intervalMs = (1000 * mutations.length) / options.mutationsPerSecond;
+  const meanIntervalMs = (1000 * mutations.length) / options.mutationsPerSecond;
   const running: Promise<void>[] = [];
-  for (let index = 0; ; index += 1) {
-    const due = windowStart + index * intervalMs;
-    if (due >= recorder.windowEnd) break;
+  for (let due = windowStart; ; due += -Math.log(1 - Math.random()) * meanIntervalMs) {
+    if (due >= recorder.windowEnd || recorder.errors.length > 0) break;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const intent = intents.take();
@@ -255,7 +289,7 @@ export async function pacedLoop(client: EngineClient, intents: IntentPool, optio
       recorder.exhausted = true;
       break;
     }
-    running.push(lifecycle(client, intent, recorder));
+    running.push(lifecycle(client, intent, recorder, due));
   }
   await Promise.all(running);
   return recorder.sample(options.seconds);

@@ -5,9 +5,10 @@ import { Database } from '../src/infra/database.ts';
 import type { BenchRow } from './bench-row.ts';
 import { formatRate, load, median, startServer } from './harness.ts';
 import { createBenchDatabase } from './bench-database.ts';
+import { quick } from './options.ts';
 
-const rounds = 5;
-const secondsPerRound = 3;
+const rounds = quick ? 1 : 5;
+const secondsPerRound = quick ? 1 : 3;
 const connections = 32;
 
 export async function run(): Promise<BenchRow[]> {

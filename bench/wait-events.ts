@@ -9,6 +9,8 @@ export interface WaitSampler {
 
 export async function sampleWaitEvents(adminUrl: string, database: string, intervalMs = 50): Promise<WaitSampler> {
   const client = new pg.Client({ connectionString: adminUrl });
+  // Unheard, a dropped connection's 'error' event would crash the bench before it drops its databases.
+  client.on('error', () => {});
   await client.connect();
   const counts = new Map<string, number>();
   let total = 0;

@@ -6,15 +6,18 @@ import { rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './co
 import { httpErrors } from './plugins/http-errors.ts';
 import { access } from './plugins/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './plugins/database-plugin.ts';
+import type { TerminalEffect } from './engine/effects.ts';
 import { engineEffectsPlugin } from './plugins/engine-effects.ts';
 import { inputBoundary } from './plugins/input-boundary.ts';
 import { jsonBody } from './plugins/json-body.ts';
 import { mailPlugin, type MailOptions } from './plugins/mail.ts';
 import { maintenance } from './plugins/maintenance-plugin.ts';
+import { treeHeads } from './plugins/tree-head-plugin.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
+import { consoleSurface } from './surfaces/console/index.ts';
 import { mcp } from './surfaces/mcp/index.ts';
 import { routeContracts } from './surfaces/mcp/route-contracts.ts';
 import { standing } from './surfaces/standing/index.ts';
@@ -26,6 +29,18 @@ export interface AppOptions extends DatabasePluginOptions {
   readonly mail?: MailOptions;
   /** Gateway rate limits; default the configuration's defaults (600 per key, 120 per address, per minute). */
   readonly rateLimit?: RateLimitSettings;
+  /** The configured public base URL (`SVC_PUBLIC_URL`); absent: each answer uses its request's address. */
+  readonly publicBaseUrl?: string | undefined;
+  /** The engine's terminal effects, in order; default the service's list (src/plugins/engine-effects.ts). Only a
+   * bench composes another, to price one effect against the same service without it. */
+  readonly terminalEffects?: readonly TerminalEffect[];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** `SVC_PUBLIC_URL` when configured; read it through `publicBaseUrlOf` (src/config.ts). */
+    readonly publicBaseUrl: string | undefined;
+  }
 }
 
 async function service(instance: FastifyInstance, options: AppOptions): Promise<void> {
@@ -33,15 +48,18 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   instance.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  instance.decorate('publicBaseUrl', options.publicBaseUrl);
   await instance.register(httpErrors);
   await instance.register(inputBoundary);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
-  await instance.register(engineEffectsPlugin);
+  await instance.register(engineEffectsPlugin, { terminalEffects: options.terminalEffects });
   await instance.register(mailPlugin, options.mail ?? {});
   await instance.register(access, { authenticator: instance.authenticator });
   await instance.register(rateLimit, options.rateLimit ?? { perCredential: rateLimitPerMinuteDefault, perAddress: rateLimitPublicPerMinuteDefault });
   await instance.register(maintenance, { enabled: options.maintenance ?? true });
+  // Signed tree heads of the transparency logs: periodic like maintenance, and off with it in tests.
+  await instance.register(treeHeads, { enabled: options.maintenance ?? true });
 
   // Before the surfaces, so that it sees every route they add (the MCP tools read their routes' contracts).
   await instance.register(routeContracts);
@@ -50,6 +68,8 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(harbor, { prefix: '/harbor' });
   await instance.register(standing);
   await instance.register(mcp);
+  // The operator console (docs/console.md): HTML pages that call the routes above in-process.
+  await instance.register(consoleSurface, { prefix: '/console' });
 }
 
 /** Not encapsulated, so the instance that registers it (server or test) sees its decorations. */

@@ -26,6 +26,10 @@ export interface Config {
   readonly rateLimitPublicPerMinute: number;
   /** `redis://` or `rediss://` URL of the Redis that holds the rate-limit counters; absent means Postgres. */
   readonly redisUrl: string | undefined;
+  /** `SVC_PUBLIC_URL`: the URL people and clients reach this service at (`https://svc.example.com`, no trailing slash),
+   * used wherever an answer names one of our own pages (the device-login `verification_uri`, the agent card). Absent:
+   * each answer uses the address its request came to (see publicBaseUrlOf). */
+  readonly publicBaseUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -61,7 +65,30 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     rateLimitPerMinute: parseRateLimit('SVC_RATE_LIMIT_PER_MINUTE', environment.SVC_RATE_LIMIT_PER_MINUTE, rateLimitPerMinuteDefault),
     rateLimitPublicPerMinute: parseRateLimit('SVC_RATE_LIMIT_PUBLIC_PER_MINUTE', environment.SVC_RATE_LIMIT_PUBLIC_PER_MINUTE, rateLimitPublicPerMinuteDefault),
     redisUrl: parseRedisUrl(environment.REDIS_URL),
+    publicBaseUrl: parsePublicBaseUrl(environment.SVC_PUBLIC_URL),
   };
+}
+
+/** `http(s)://host[:port][/path]` without user info, query or fragment; returned without a trailing slash. */
+export function parsePublicBaseUrl(value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  const plain = url !== undefined && (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' &&
+    url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  if (!plain) throw new ConfigError(`SVC_PUBLIC_URL must be an http:// or https:// URL without user info, query or fragment, got "${text}"`);
+  return url!.href.replace(/\/+$/, '');
+}
+
+/** The public base URL of an answer: the configured one, else the scheme and Host of the request it answers (right
+ * for local use; behind a proxy that rewrites Host, set SVC_PUBLIC_URL). */
+export function publicBaseUrlOf(configured: string | undefined, request: { readonly protocol: string; readonly host: string }): string {
+  return configured ?? `${request.protocol}://${request.host}`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

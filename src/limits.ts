@@ -29,8 +29,10 @@ export const pageSizeMax = 200;
 /** Longest request target (path and query) accepted; longer is 414. No route needs more than a few hundred
  * characters, and Node refuses request lines past its 16 KiB header limit anyway (431). */
 export const requestUrlLengthMax = 4096;
-/** Longest single path parameter (an id); the router answers 414 past it. Every id is under 40 characters. */
-export const routeParameterLengthMax = 200;
+/** Longest single path parameter, as sent (percent-encoded); the router answers 414 past it. Ids are under 40
+ * characters; an operator DID (`GET /reputation/{operator_did}`, at most didLengthMax) may arrive with every
+ * character percent-encoded, three times as long. */
+export const routeParameterLengthMax = 768;
 /** Deepest nesting of arrays and objects in a request body. Values inside a body (evidence, schemas, predicates)
  * keep their own check against `jsonNestingDepthMax` and their own error code a few levels down; this bound only
  * stops a pathological body (JSON.parse takes a million levels) before any recursive code sees it. */
@@ -120,6 +122,13 @@ export const evidenceArtifactsMax = 256;
 export const evidenceSchemaCacheEntriesMax = 512;
 
 // ---- Funding rails (docs/rails.md) ----
+/** How long a fund request's claim on its funding attempt stands while its rail call runs with no lock held
+ * (docs/engine.md "Funding in two phases"). Sooner, a second request for that intent is told the first is in
+ * progress; later, the first is presumed dead (its process crashed between the phases) and a retry with the same
+ * credential takes the claim over. Longer than a rail call takes; short enough that a client's retry after a
+ * crash completes within seconds. Correctness does not rest on it: the rail answers the same credential the same
+ * way, and the outcome is recorded once, under the intent's row lock. */
+export const fundingClaimLeaseMs = 3_000;
 /** How long an MPP `Payment` challenge may be answered (its `expires`); long enough for a person to approve. */
 export const mppChallengeLifetimeMs = 15 * 60_000;
 /** x402 `maxTimeoutSeconds`: how long the payer's authorization may take to settle. */
@@ -268,3 +277,80 @@ assertLimit(auditExportDownloadTokenLifetimeSeconds * 1000 < auditExportRetentio
 export const mcpBatchMessagesMax = 16;
 /** Characters of a JSON-RPC method name or string request id; MCP's longest method is about 40. */
 export const mcpMethodLengthMax = 128;
+
+// ---- Device login (RFC 8628, docs/sign-in.md#device-login) ----
+/** How long a device code and its user code can be approved and redeemed: the RFC's example, like a sign-in code. */
+export const deviceCodeLifetimeMs = 10 * 60_000;
+/** Seconds a device waits between token polls at first (the RFC's default of 5). */
+export const devicePollIntervalSeconds = 5;
+/** Seconds added to a device's interval by each slow_down (RFC 8628 section 3.5 says 5). */
+export const deviceSlowDownStepSeconds = 5;
+/** The interval never grows past this (the SQL CHECK of `device_authorizations` repeats it). */
+export const devicePollIntervalMaxSeconds = 60;
+/** Letters of a user code, shown as XXXX-XXXX. 19 letters ^ 8 ≈ 1.7e10 codes: with the lookup limits below, a
+ * guesser trying all day long hits one of a thousand live codes with a chance of about 1 in 1 200. */
+export const deviceUserCodeLength = 8;
+/** Characters of the client_name a device may give (the SQL CHECK repeats it). */
+export const deviceClientNameLengthMax = 64;
+/** User-code lookups (read or decide) one person may make per window. A person approving a device makes two; more
+ * than this in a minute is guessing. */
+export const deviceUserCodeLookupsPerWindowMax = 10;
+/** The same per client address: higher, since several people may share one address (an office behind NAT), and
+ * it bounds a guesser who signs in with many accounts from one place. */
+export const deviceUserCodeLookupsPerAddressPerWindowMax = 60;
+export const deviceUserCodeLookupWindowSeconds = 60;
+assertLimit(deviceUserCodeLookupsPerWindowMax <= deviceUserCodeLookupsPerAddressPerWindowMax, 'one person must fit in an address budget');
+assertLimit(devicePollIntervalSeconds < devicePollIntervalMaxSeconds, 'a device must be able to slow down');
+assertLimit(devicePollIntervalMaxSeconds * 1000 < deviceCodeLifetimeMs, 'a slowed-down device must still get a poll in');
+assertLimit(
+  (deviceUserCodeLookupsPerWindowMax * (86_400 / deviceUserCodeLookupWindowSeconds) * 1_000) / 19 ** deviceUserCodeLength < 1e-3,
+  'a day of guessing against a thousand live codes must succeed less than once in a thousand',
+);
+
+// ---- Transparency log (docs/protocol.md#transparency-log) ----
+/** How often a replica runs the tree-head pass. A tenant's new leaves are under a signed head within about this
+ * long (plus the pass itself); the promise is at most 5 s, so a pass may run late once and still keep it. */
+export const treeHeadIntervalMs = 2_000;
+/** Tenants given a new head per pass; the rest wait for the next pass (a few milliseconds each). */
+export const treeHeadTenantsPerPassMax = 500;
+/** Leaves one tenant's head may add in one pass: bounds the pass's reads and hashing; a head past a burst covers
+ * this many and the next pass continues. */
+export const treeHeadLeavesPerPassMax = 20_000;
+/** Characters of a log leaf's artifact id (a receipt id or a mandate digest; the SQL CHECK repeats it). */
+export const logArtifactIdLengthMax = 128;
+/** Log leaves one audit export carries (with their proofs); past it, create answers `audit_export.too_large`. */
+export const auditExportLogLeavesMax = 50_000;
+assertLimit(treeHeadIntervalMs <= 5_000, 'tree heads are promised at most 5 s behind');
+
+// ---- Standing (docs/standing.md) ----
+/** Operators one signed portfolio snapshot carries: the whole snapshot is built, signed and sent in one answer (a few
+ * hundred bytes per operator, so about 10 MiB at most); a tenant past it gets `standing.export_too_large`. */
+export const standingExportOperatorsMax = 20_000;
+/** How long a process keeps a signed operator receipt to answer repeated reads without a transaction and a signature.
+ * A settlement in this process invalidates its operator's receipts at once (standing-service.ts); another replica
+ * may answer a receipt up to this old, and every receipt names its checkpoint (docs/standing.md#caching). */
+export const standingReceiptCacheTtlMs = 1_000;
+/** Receipts kept per process (about 2 KiB each, so under 10 MiB); the least recently read go first. */
+export const standingReceiptCacheEntriesMax = 4_096;
+/** Operators whose last invalidation a process remembers; past it, receipts read before the oldest forgotten one are
+ * no longer stored. */
+export const standingReceiptInvalidationsMax = 4_096;
+/** Attempts of `svc standing rebuild` when settlements committing meanwhile conflict with its snapshot, and the
+ * longest pause before the next one (times the attempt number, randomized). */
+export const standingRebuildAttemptsMax = 10;
+export const standingRebuildRetryPauseMs = 100;
+/** Statement timeout inside a rebuild: it reads every settled intent of the tenant in one statement (a few seconds
+ * per million intents), an operator's job, not a request's (databaseStatementTimeoutMs). */
+export const standingRebuildStatementTimeoutMs = 600_000;
+assertLimit(routeParameterLengthMax >= 3 * didLengthMax, 'an operator DID percent-encoded whole must fit in a path parameter');
+
+// ---- Console (docs/console.md) ----
+/** Bytes of one console form post: the largest form (a policy test with its evidence) stays far below it. */
+export const consoleFormBytesMax = 64 * 1024;
+assertLimit(consoleFormBytesMax < requestBodyBytesMax, 'a console form must fit in a request body');
+
+// ---- Protocol v2: mandates and receipts (docs/protocol.md) ----
+/** A tool call id kept in an action receipt (and its row's CHECK): clients mint UUIDs or vendor call ids, far shorter. */
+export const toolCallIdLengthMax = 256;
+/** Each optional string of a mandate import's transport binding (partner platform, external id, request id). */
+export const transportBindingFieldLengthMax = 256;

@@ -73,6 +73,7 @@ await server.register(app, {
   connection,
   gatewayKeys: keys.keyring,
   mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
+  publicBaseUrl: config.publicBaseUrl,
   rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute, ...(redisStore ? { store: redisStore } : {}) },
 });
 

@@ -1,6 +1,6 @@
 # The field-order table of every `ed25519-sha256-json-v1` artifact kind: the order canonical bytes are written in,
 # each field's type and presence rule, and which material fields the kind carries. The same table as the service's
-# signing core; tests/test_artifacts.py fails when the two differ. Types: const, string (format, values, nonEmpty),
+# signing core; tests/test_artifacts.py fails when the two differ. Types: const, string (format, values, nonEmpty, emptyAllowed),
 # integer (min), boolean, string_set (emptyAsNull), object (fields), string_list, object_list, json, string_or_null.
 # Presence: required (default), omit_empty ("", 0, null, [] and absent are left out), optional (absent is left out).
 from __future__ import annotations
@@ -143,8 +143,8 @@ ARTIFACT_KINDS: list[dict[str, Any]] = [{'kind': 'svc.agent_recognition_proof_v1
                          {'name': 'partner_platform', 'type': 'string', 'presence': 'omit_empty'},
                          {'name': 'external_authorization_id', 'type': 'string', 'presence': 'omit_empty'},
                          {'name': 'request_id', 'type': 'string', 'presence': 'omit_empty'}]},
-             {'name': 'authorization_receipt_id', 'type': 'string', 'format': 'scope_token'},
-             {'name': 'mandate_digest_sha256_hex', 'type': 'string', 'format': 'hex64'},
+             {'name': 'authorization_receipt_id', 'type': 'string', 'format': 'scope_token', 'emptyAllowed': True},
+             {'name': 'mandate_digest_sha256_hex', 'type': 'string', 'format': 'hex64', 'emptyAllowed': True},
              {'name': 'harbor_state',
               'type': 'string',
               'values': ['released', 'refunded', 'resolved_split', 'escalated_external']},
@@ -306,6 +306,7 @@ ARTIFACT_KINDS: list[dict[str, Any]] = [{'kind': 'svc.agent_recognition_proof_v1
   'algorithmField': 'signing_algorithm',
   'digestField': 'signed_payload_sha256_hex',
   'htmlEscape': False,
+  'unsignedFields': ['artifact_version'],
   'fields': [{'name': 'schema_version', 'type': 'const', 'value': 1},
              {'name': 'kind', 'type': 'const', 'value': 'svc.audit_export_manifest_v1'},
              {'name': 'tenant_realm_id', 'type': 'string', 'format': 'tenant_id'},
@@ -317,4 +318,16 @@ ARTIFACT_KINDS: list[dict[str, Any]] = [{'kind': 'svc.agent_recognition_proof_v1
              {'name': 'redaction_profile', 'type': 'string', 'presence': 'omit_empty'},
              {'name': 'checkpoint_last_ledger_seq', 'type': 'integer', 'presence': 'omit_empty', 'min': 0},
              {'name': 'export_filter', 'type': 'json', 'presence': 'optional'},
-             {'name': 'artifacts', 'type': 'json'}]}]
+             {'name': 'artifacts', 'type': 'json'}]},
+ {'kind': 'svc.transparency_tree_head_v1',
+  'schemaVersions': [1],
+  'algorithmField': 'signing_algorithm',
+  'digestField': 'message_digest_sha256_hex',
+  'htmlEscape': False,
+  'fields': [{'name': 'schema_version', 'type': 'const', 'value': 1},
+             {'name': 'kind', 'type': 'const', 'value': 'svc.transparency_tree_head_v1'},
+             {'name': 'tenant_id', 'type': 'string', 'format': 'tenant_id'},
+             {'name': 'tree_size', 'type': 'integer', 'min': 1},
+             {'name': 'root_hash', 'type': 'string', 'format': 'hex64'},
+             {'name': 'issued_at', 'type': 'string', 'format': 'rfc3339_seconds'},
+             {'name': 'key_id', 'type': 'string', 'nonEmpty': True}]}]

@@ -98,7 +98,8 @@ def _write_string(field: dict[str, Any], value: Any, path: str, escape: bool) ->
         raise _malformed(path, "must not be empty")
     if "values" in field and value not in field["values"]:
         raise _malformed(path, f"must be one of {', '.join(field['values'])}")
-    if field.get("format") and not _matches_format(field["format"], value):
+    # `emptyAllowed`: "" is accepted besides the format (a settlement receipt of an intent without an imported mandate).
+    if field.get("format") and not (field.get("emptyAllowed") and value == "") and not _matches_format(field["format"], value):
         raise _malformed(path, f"must be a {field['format']}")
     return _json_string(value, escape, path)
 

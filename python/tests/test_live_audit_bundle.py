@@ -44,7 +44,8 @@ def test_a_server_bundle_verifies_against_the_gateway_key(bundle):
     report = verify_audit_bundle(zip_bytes, gateway_key)
     assert report.problems == [] and report.ok
     assert (report.tenant_id, report.job_id, report.key_source, report.signing_public_key_hex) == (tenant_id, job_id, "given", gateway_key)
-    assert report.files == 3 and report.ledger_rows >= 2 and report.checkpoint_ledger_seq == report.ledger_rows
+    # intents, ledger, checkpoint, and the transparency log's tree head and leaves.
+    assert report.files == 5 and report.ledger_rows >= 2 and report.checkpoint_ledger_seq == report.ledger_rows
     assert verify_audit_bundle(zip_bytes).ok
 
 

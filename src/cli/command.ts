@@ -37,6 +37,9 @@ export interface CliCommand {
   readonly details: readonly string[];
   /** Its options besides `--json` and `--help`, which every command takes. */
   readonly options: Readonly<Record<string, OptionSpec>>;
+  /** The name of the one word the command takes besides its options (`svc receipt verify FILE`): it arrives as
+   * `options[positional]`. Commands without it refuse stray words. */
+  readonly positional?: string;
   run(invocation: Invocation): Promise<void>;
 }
 
@@ -47,13 +50,15 @@ export function usageOf(command: CliCommand): string {
 /** Parses the arguments after the command's name strictly: an unknown option or a stray word is a UsageError. */
 export function parseCommandLine(command: CliCommand, argv: string[]): { options: Options; json: boolean; help: boolean } {
   try {
-    const { values } = parseArgs({
+    const { values, positionals } = parseArgs({
       args: argv,
-      allowPositionals: false,
+      allowPositionals: command.positional !== undefined,
       strict: true,
       options: { ...command.options, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
     });
-    return { options: values, json: values.json === true, help: values.help === true };
+    if (positionals.length > 1) throw new Error(`only one ${command.positional} is taken, got ${positionals.length}`);
+    const options: Options = command.positional !== undefined && positionals.length === 1 ? { ...values, [command.positional]: positionals[0] } : values;
+    return { options, json: values.json === true, help: values.help === true };
   } catch (error) {
     // parseArgs names the offending option; the usage that follows says what the command takes.
     throw new UsageError((error as Error).message, usageOf(command));

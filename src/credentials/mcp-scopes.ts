@@ -11,14 +11,14 @@ export interface ScopeDefinition {
   readonly description: string;
 }
 
-/** The client's catalogue (its scope groups, in its order). Signal, receipts and A2A are listed so that keys minted
- * today keep working when those surfaces arrive; no route needs them yet. */
+/** The client's catalogue (its scope groups, in its order), listed whole so that keys minted today keep working as
+ * the surfaces that need a scope arrive. */
 export const scopeDefinitions: readonly ScopeDefinition[] = [
   { id: 'mcp.discovery', levelMax: 'read', description: 'Principal, intent reads and policy explanations: nothing that changes state.' },
-  { id: 'mcp.signal', levelMax: 'read', description: 'Standing reads (no route yet).' },
+  { id: 'mcp.signal', levelMax: 'read', description: 'Standing reads: operator receipts and the signed portfolio export.' },
   { id: 'mcp.compliance', levelMax: 'read', description: 'Audit export listing and reading.' },
-  { id: 'mcp.a2a', levelMax: 'write', description: 'Recognition-proof and mandate verification (read); mandate import (write, no route yet).' },
-  { id: 'mcp.receipts', levelMax: 'read', description: 'Receipt reads and verification (no route yet).' },
+  { id: 'mcp.a2a', levelMax: 'write', description: 'Recognition-proof and mandate verification and task contracts (read); mandate import (write).' },
+  { id: 'mcp.receipts', levelMax: 'read', description: 'Protocol and agent receipt reads and verification.' },
   { id: 'mcp.evidence', levelMax: 'write', description: 'Payee-signed completion evidence submission.' },
   { id: 'mcp.spend', levelMax: 'write', description: 'Intent creation, capability verification and spend authorization.' },
   { id: 'mcp.settlement', levelMax: 'write', description: 'Funding intents and confirming settlement: moves money, so never in a preset.' },

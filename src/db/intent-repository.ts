@@ -1,5 +1,6 @@
 // Intents: insert, read (locked for a state change), list, and the state transitions of docs/engine.md#states.
 import type { Queryable, Statement } from '../infra/database.ts';
+import { safeIntegerOf } from './safe-integer.ts';
 
 export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
 export type IntentState = (typeof intentStates)[number];
@@ -70,8 +71,9 @@ function toIntent(row: IntentRow): Intent {
     payeePubkey: row.payee_pubkey as Buffer | null,
     budget: row.budget,
     currency: row.currency as string,
-    // BIGINT arrives as text; amounts are bounded to safe integers at the door.
-    amountCents: Number(row.amount_cents),
+    // BIGINT arrives as text; amounts are bounded to safe integers at the door, and checked again here as ledger
+    // amounts are (a value past 2^53 − 1 would otherwise be rounded silently).
+    amountCents: safeIntegerOf(row.amount_cents as string, 'intents.amount_cents'),
     evidenceSchema: row.evidence_schema as Record<string, unknown>,
     deadlineText: row.deadline_text as string,
     deadline: row.deadline as Date,
@@ -178,6 +180,17 @@ export function queueEvidenceRecordedTransition(tx: Queryable, intent: LockedInt
 export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: 'released' | 'refunded'): LockedIntent {
   queueTransition(tx, intent, intent.state, `state = $3, settled_at = now()`, [to]);
   return { ...intent, state: to, settledAt: intent.transactionTime };
+}
+
+/** Queues a check that the intent is still in `state`, to travel with COMMIT: a command's second phase, which holds
+ * no lock between its phases, fails (expect_one_row) rather than commit around a state that moved. The check locks
+ * the intent's row, so the phase takes the intent before any other row of it (its funding attempts), in the same
+ * order as a first phase: two commands on one intent then wait for each other, never deadlock. */
+export function queueStateGuard(tx: Queryable, intent: Intent, state: IntentState): void {
+  tx.beforeCommit({
+    text: `SELECT expect_one_row((SELECT count(*) FROM (SELECT 1 FROM intents WHERE tenant_id = $1 AND intent_id = $2 AND state = $3 FOR UPDATE) AS locked), 'intent still ' || $3)`,
+    values: [intent.tenantId, intent.intentId, state],
+  });
 }
 
 function queueTransition(tx: Queryable, intent: LockedIntent, from: IntentState, set: string, values: unknown[]): void {

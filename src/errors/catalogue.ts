@@ -101,6 +101,9 @@ export const errorCatalogue = {
   'artifact.signature_invalid': { status: 400, message: 'The artifact signature does not verify.' },
   'artifact.algorithm_unsupported': { status: 400, message: 'The artifact names a signing algorithm this service does not accept.' },
   'artifact.key_untrusted': { status: 400, message: 'The artifact is signed by a key that is not trusted here.' },
+  'artifact.kind_mismatch': { status: 400, message: 'The artifact is of a kind this route does not take (a mandate sent to a receipt route, say).' },
+  'artifact.signing_key_retired': { status: 400, message: 'The artifact is signed by a gateway key that is retired: published for reference, no longer trusted for new verifications.' },
+  'artifact.tenant_mismatch': { status: 400, message: 'The artifact names another tenant than the credential\'s.' },
 
   // ---- recognition: agent recognition proofs (x-svc-agent-recognition-proof), all 401 ----
   'recognition.required': { status: 401, message: 'This request needs an x-svc-agent-recognition-proof header.' },
@@ -120,6 +123,19 @@ export const errorCatalogue = {
   'recognition.key_mismatch': { status: 401, message: 'The key in the recognition proof is not the key registered for its key_id.' },
   'recognition.signature_invalid': { status: 401, message: 'The recognition proof signature does not verify.' },
   'recognition.nonce_replayed': { status: 401, message: 'The recognition proof nonce has already been used.' },
+
+  // ---- protocol v2: mandates, receipts, task contracts (docs/protocol.md) ----
+  'mandate.signer_unregistered': { status: 422, message: 'The mandate is signed by a key that is not a live registered principal key of its principal_subject.' },
+  'mandate.expired': { status: 422, message: 'The mandate has expired.' },
+  'mandate.spend_ceiling_exceeded': { status: 422, message: 'The intent\'s amount is above the mandate\'s spend ceiling.' },
+  'mandate.currency_mismatch': { status: 422, message: 'The mandate\'s currency is not the intent\'s.' },
+  'mandate.rail_not_allowed': { status: 422, message: 'The intent\'s settlement rail is not one of the mandate\'s allowed rails.' },
+  'mandate.tool_not_allowed': { status: 422, message: 'One of the intent\'s allowed tools is not among the mandate\'s allowed tools; details.tools lists them.' },
+  'mandate.action_not_allowed': { status: 422, message: 'The mandate\'s allowed actions do not include the action an intent needs (details.action).' },
+  'mandate.agent_mismatch': { status: 422, message: 'The recognition proof\'s key_id is not the mandate\'s agent key_id.' },
+  'mandate.nonce_replayed': { status: 409, message: 'This mandate (its nonce) has already been imported by this tenant.' },
+  'receipt.not_found': { status: 404, message: 'No such receipt.' },
+  'task_contract.not_found': { status: 404, message: 'No such task contract.' },
 
   // ---- idempotency, intents and evidence: the transaction engine ----
   'idempotency.key_invalid': { status: 400, message: 'An idempotency-key is 1 to 256 characters.' },
@@ -160,6 +176,20 @@ export const errorCatalogue = {
   'sso.email_unverified': { status: 401, message: 'The identity provider did not give a verified email address for this person.' },
   'sso.email_domain_not_allowed': { status: 403, message: "The email's domain is not one this tenant allows for single sign-on." },
 
+  // ---- device_login: RFC 8628 device login for the CLI and SDK (docs/sign-in.md#device-login) ----
+  'device_login.request_invalid': { status: 400, message: 'The device token request is missing device_code or grant_type, or a parameter is malformed (RFC 8628 invalid_request).' },
+  'device_login.grant_type_unsupported': { status: 400, message: 'grant_type must be urn:ietf:params:oauth:grant-type:device_code (RFC 8628 unsupported_grant_type).' },
+  'device_login.device_code_invalid': { status: 400, message: 'The device code is unknown or has already been redeemed for a token; start a new device login (RFC 8628 invalid_grant).' },
+  'device_login.authorization_pending': { status: 400, message: 'Nobody has approved this device login yet; poll again after the interval (RFC 8628 authorization_pending).' },
+  'device_login.slow_down': { status: 400, message: 'The device polls faster than its interval; the interval grew by 5 seconds, wait that long between polls from now on (RFC 8628 slow_down).' },
+  'device_login.access_denied': { status: 400, message: 'The device login was denied, or the approving person has since lost the membership; start again if this is unexpected (RFC 8628 access_denied).' },
+  'device_login.expired_token': { status: 400, message: 'The device code expired before it was approved and redeemed; start a new device login (RFC 8628 expired_token).' },
+  'device_login.not_found': { status: 404, message: 'No device login waits for this user code: it is mistyped, expired, or already decided in another tenant.' },
+  'device_login.already_decided': { status: 409, message: 'This device login was already approved or denied; the device must start again to be decided anew.' },
+  'device_login.session_required': { status: 403, message: 'Only a signed-in person (a session token) can approve or deny a device login; an API key cannot.' },
+  'device_login.grant_invalid': { status: 400, message: 'grant api_key needs key_role, key_role is given only with grant api_key, and only an approval grants anything.' },
+  'device_login.api_key_sandbox_only': { status: 403, message: 'Only a sandbox tenant can grant a device an API key; approve it with a session instead.' },
+
   // ---- audit_export: compliance audit exports and their bundle downloads (docs/audit-exports.md) ----
   'audit_export.not_found': { status: 404, message: 'No such audit export.' },
   'audit_export.gone': { status: 410, message: 'The audit export has expired or been deleted; request a fresh export.' },
@@ -168,8 +198,23 @@ export const errorCatalogue = {
   'audit_export.too_large': { status: 422, message: 'The export would exceed the bundle limits; narrow the filter (time range or intent_id).' },
   'audit_export.download_token_expired': { status: 401, message: 'The download token has expired; get a fresh one with GET /v1/compliance/audit-exports/{job_id}?issue_download=1.' },
 
+  // ---- merkle: the transparency log's tree heads and proofs (docs/protocol.md#transparency-log) ----
+  'merkle.tree_head_missing': { status: 404, message: "The tenant's transparency log has no signed tree head yet: no receipt has been issued, or the first head is still being signed (a few seconds)." },
+  'merkle.parameter_invalid': { status: 400, message: 'A proof parameter is not a decimal integer in range: leaf_index from 0, tree_size, first and second from 1; details.parameter names it.' },
+  'merkle.leaf_out_of_range': { status: 422, message: 'leaf_index is not below tree_size: the tree of that size does not hold the leaf.' },
+  'merkle.tree_size_out_of_range': { status: 422, message: 'tree_size (or second) is larger than the latest signed tree head; details.latest_tree_size gives the largest size that can be proven.' },
+  'merkle.consistency_range_invalid': { status: 422, message: 'first is larger than second: a consistency proof goes from an older, smaller tree to a newer one.' },
+
+  // ---- standing: operator receipts and the portfolio snapshot (docs/standing.md) ----
+  'standing.operator_unknown': { status: 404, message: 'This tenant has no settled history with that operator.' },
+  'standing.score_version_unsupported': { status: 400, message: 'The score_version is not one this service scores with; details.supported_versions lists those it does.' },
+  'standing.export_too_large': { status: 422, message: 'The tenant has more operators than one signed portfolio snapshot carries.' },
+
   // ---- mcp: the MCP endpoint (docs/mcp.md) ----
   'mcp.protocol_version_unsupported': { status: 400, message: 'The MCP-Protocol-Version header names a protocol version this server does not speak; details.supported_versions lists those it does.' },
+
+  // ---- console: the operator console's own refusals (docs/console.md) ----
+  'console.csrf_invalid': { status: 403, message: 'This form was not sent from a console page you opened (its security token is missing or does not match); reload the page and try again.' },
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },

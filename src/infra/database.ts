@@ -24,6 +24,9 @@ export interface Queryable {
   /** Queues a statement nobody needs the result of, to travel with COMMIT in one round trip. If it fails, the
    * transaction does not commit and the caller sees the error, as if it had run at once. */
   beforeCommit(statement: SqlText): void;
+  /** Runs `callback` once the transaction has committed (never when it rolls back): for process-local caches that
+   * must not be refilled from what the transaction saw before its COMMIT. It must not throw. */
+  afterCommit(callback: () => void): void;
 }
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
@@ -97,6 +100,7 @@ export class Database {
       try {
         const result = await work(transaction);
         await transaction.commit();
+        transaction.runAfterCommit();
         return result;
       } catch (error) {
         await transaction.rollback().catch((rollbackError: Error) => {
@@ -124,6 +128,7 @@ class Transaction implements Queryable {
   /** BEGIN and the settings, until they have been sent with the first statement. */
   #opening: readonly string[] | undefined;
   readonly #queued: string[] = [];
+  readonly #afterCommit: (() => void)[] = [];
   /** Whether lone statements are prepared by name on the connection (not where connections share one session). */
   readonly #prepare: boolean;
 
@@ -152,6 +157,14 @@ class Transaction implements Queryable {
     this.#queued.push(inlineParameters(statement));
   }
 
+  afterCommit(callback: () => void): void {
+    this.#afterCommit.push(callback);
+  }
+
+  runAfterCommit(): void {
+    for (const callback of this.#afterCommit.splice(0)) callback();
+  }
+
   async commit(): Promise<void> {
     // A transaction that never sent a statement has nothing to commit.
     if (this.#opening !== undefined && this.#queued.length === 0) return;
@@ -163,6 +176,7 @@ class Transaction implements Queryable {
 
   async rollback(): Promise<void> {
     this.#queued.length = 0;
+    this.#afterCommit.length = 0;
     if (this.#opening !== undefined) return;
     await this.#client.query('ROLLBACK');
   }

@@ -12,6 +12,8 @@ export interface GatewayKey {
   readonly publicKey: KeyObject;
   /** The 32-byte public key, lowercase hex, as signed artifacts carry it. */
   readonly publicKeyHex: string;
+  /** Where the key stands in its rotation (a verifier of receipts tells a retired signer apart). */
+  readonly status: KeyStatus;
 }
 
 export type KeyStatus = 'next' | 'active' | 'retired';
@@ -33,13 +35,13 @@ const kidPattern = /^[A-Za-z0-9._-]{1,64}$/;
 // PKCS#8 wrapping of a raw Ed25519 seed (RFC 8410): this fixed prefix, then the 32 bytes.
 const pkcs8Ed25519Prefix = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-function keyFromSeed(kid: string, seedHex: string): GatewayKey {
+function keyFromSeed(kid: string, seedHex: string, status: KeyStatus): GatewayKey {
   if (!kidPattern.test(kid)) throw new GatewayKeyError(`signing key id "${kid}" must be 1-64 characters of A-Za-z0-9._-`);
   if (!/^[0-9a-f]{64}$/.test(seedHex)) throw new GatewayKeyError(`signing key ${kid}: seed_hex must be 64 lowercase hex digits`);
   const privateKey = createPrivateKey({ key: Buffer.concat([pkcs8Ed25519Prefix, Buffer.from(seedHex, 'hex')]), format: 'der', type: 'pkcs8' });
   const publicKey = createPublicKey(privateKey);
   const publicKeyHex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
-  return { kid, privateKey, publicKey, publicKeyHex };
+  return { kid, privateKey, publicKey, publicKeyHex, status };
 }
 
 export class GatewayKeyring {
@@ -50,7 +52,7 @@ export class GatewayKeyring {
     if (!Array.isArray(file?.keys) || file.keys.length === 0) throw new GatewayKeyError('the signing key set has no keys');
     const keys = file.keys.map((entry) => {
       if (!keyStatuses.includes(entry.status)) throw new GatewayKeyError(`signing key ${entry.kid}: status must be next, active or retired`);
-      return keyFromSeed(entry.kid, entry.seed_hex);
+      return keyFromSeed(entry.kid, entry.seed_hex, entry.status);
     });
     const active = file.keys.filter((entry) => entry.status === 'active');
     if (active.length !== 1) throw new GatewayKeyError(`the signing key set must have exactly one active key, it has ${active.length}`);

@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { engineEffects, type EngineEffects, type TerminalEffect } from '../engine/effects.ts';
+import { receiptsOnTerminal } from '../services/receipt-service.ts';
+import { standingTerminalEffect } from '../services/standing-service.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,11 +13,13 @@ declare module 'fastify' {
 }
 
 /** In order: each runs in the settling transaction, after the ledger posting is queued. */
-const terminalEffects: readonly TerminalEffect[] = [];
+export const defaultTerminalEffects: readonly TerminalEffect[] = [standingTerminalEffect, receiptsOnTerminal];
 
+/** `terminalEffects`: the service always runs the default list; a bench composes another to price one effect
+ * (bench/receipts-bench.ts). */
 export const engineEffectsPlugin = fastifyPlugin(
-  async (app: FastifyInstance) => {
-    app.decorate('engineEffects', engineEffects(app.gatewayKeys, terminalEffects));
+  async (app: FastifyInstance, options: { terminalEffects?: readonly TerminalEffect[] | undefined }) => {
+    app.decorate('engineEffects', engineEffects(app.gatewayKeys, options.terminalEffects ?? defaultTerminalEffects));
   },
   { name: 'engine-effects', dependencies: ['database'] },
 );

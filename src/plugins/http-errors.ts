@@ -9,6 +9,7 @@ import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { mintRequestId } from '../infra/request-id.ts';
 import { validationFields } from '../infra/validation.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
+import { asServiceError } from '../services/pure-error-mapping.ts';
 
 /** Fastify's own client-error codes and the catalogue code each one becomes. */
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -40,7 +41,9 @@ function sendError(reply: FastifyReply, code: ErrorCode, message?: string, detai
   return reply.code(errorCatalogue[code].status).send(envelope(reply.request, code, message, details));
 }
 
-function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function handleError(thrown: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // The pure modules' own errors (a predicate's) become the catalogue's here.
+  const error = asServiceError(thrown);
   if (error instanceof ServiceError) {
     if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     // Errors that carry headers (402 challenges, 429 Retry-After) set them before throwing.

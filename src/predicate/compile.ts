@@ -6,7 +6,7 @@ import { validatePredicate } from './parse.ts';
 
 export type { CompiledPredicate };
 
-/** Validates `input` and compiles it. Throws a ServiceError with a `predicate.*` code when it is not a valid
+/** Validates `input` and compiles it. Throws a PredicateError with a `predicate.*` code when it is not a valid
  * document within the limits; anything else thrown is a bug. The result is frozen; its `document` and
  * `canonicalJson` are built on first read. */
 export function compilePredicate(input: unknown): CompiledPredicate {

@@ -15,6 +15,7 @@ export type {
 } from './ast.ts';
 export { clauseOps } from './ast.ts';
 export { compilePredicate, type CompiledPredicate } from './compile.ts';
+export { PredicateError, predicateErrorCodes, type PredicateErrorCode, type PredicateErrorDetails } from './errors.ts';
 export { evaluate } from './evaluate.ts';
 export { parsePredicate } from './parse.ts';
 export { archetypePresets, findPreset, type ArchetypePreset } from './presets.ts';

@@ -1,10 +1,8 @@
 // Validates an untrusted predicate_dsl value in one walk, enforcing every rule and limit of the language, and
 // builds on the way the compiled clause tree evaluate.ts runs, copying only what the language keeps. The canonical
 // JSON byte size is counted during the same walk: sorting keys never changes a length, so the canonical string
-// itself is only built if someone asks for it. All failures are ServiceErrors whose details carry a JSON Pointer
-// into the document.
-import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
-import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
+// itself is only built if someone asks for it. All failures are PredicateErrors (errors.ts) whose details carry a
+// JSON Pointer into the document.
 import {
   jsonNestingDepthMax,
   predicateClausesMax,
@@ -26,6 +24,7 @@ import {
   type ParsedPredicate,
   type PredicateDocument,
 } from './ast.ts';
+import { PredicateError, type PredicateErrorCode, type PredicateErrorDetails } from './errors.ts';
 import { ClauseNode, EvidenceLocation, nodeKind, rootEvaluator } from './evaluate.ts';
 import { deepFreeze, isJsonObject, jsonPointer, ownMember, type JsonObject } from './json-value.ts';
 
@@ -563,12 +562,6 @@ function failUnknownField(key: string, pointer: string): never {
   fail('predicate.invalid', { pointer: keyPointer, reason: 'unknown field' });
 }
 
-function fail(code: ErrorCode & `predicate.${string}`, details: ErrorDetails): never {
-  throw new ServiceError(code, { message: messageFor(code, details), details });
-}
-
-/** The catalogue message, followed by the specific reason when there is one. */
-function messageFor(code: ErrorCode, details: ErrorDetails): string {
-  const reason = typeof details['reason'] === 'string' ? ` (${details['reason']} at "${String(details['pointer'])}")` : '';
-  return errorCatalogue[code].message + reason;
+function fail(code: PredicateErrorCode & `predicate.${string}`, details: PredicateErrorDetails): never {
+  throw new PredicateError(code, details);
 }

@@ -1,10 +1,10 @@
 // The six managed policy templates of the spec: each turns tenant parameters (defaults as
 // docs/predicates.md#managed-templates lists them) into a predicate_dsl document that is then validated like any other,
 // plus a one-sentence human summary.
-import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import { predicateKeyLengthMax, predicatePathSegmentsMax, templateStringParameterLengthMax } from '../limits.ts';
 import type { Clause, EvidencePath, PredicateDocument } from './ast.ts';
 import { compilePredicate, type CompiledPredicate } from './compile.ts';
+import { PredicateError, type PredicateErrorDetails } from './errors.ts';
 import { deepFreeze, humanPath, isJsonObject } from './json-value.ts';
 
 // Defined in src/limits.ts with every other limit; re-exported here, where it is used.
@@ -170,7 +170,7 @@ export function materializeTemplate(templateId: unknown, parameters?: unknown): 
   const template = typeof templateId === 'string' ? templatesById.get(templateId) : undefined;
   if (template === undefined) {
     const shownId = typeof templateId === 'string' && templateId.length <= 64 ? templateId : undefined;
-    throw new ServiceError('policy.template_unknown', { details: { template_id: shownId, supported: templateIds } });
+    throw new PredicateError('policy.template_unknown', { template_id: shownId, supported: templateIds });
   }
   const resolved = resolveParameters(template, parameters);
   const predicate: PredicateDocument = { version: 1, root: template.buildRoot(resolved) };
@@ -224,6 +224,6 @@ function checkParameter(parameter: TemplateParameter, value: unknown): TemplateP
   }
 }
 
-function parameterInvalid(details: ErrorDetails): never {
-  throw new ServiceError('policy.parameter_invalid', { details });
+function parameterInvalid(details: PredicateErrorDetails): never {
+  throw new PredicateError('policy.parameter_invalid', details);
 }

@@ -13,6 +13,16 @@ export {
 export { resolveGatewayBaseUrl, isLoopbackHost, type GatewayBaseUrlSources } from './url.ts';
 export { gatewayBaseUrlDefault } from './defaults.ts';
 export {
+  deviceLogin,
+  DeviceLoginDeniedError,
+  DeviceLoginExpiredError,
+  type DeviceLoginApiKey,
+  type DeviceLoginCredential,
+  type DeviceLoginOptions,
+  type DeviceLoginPrompt,
+  type DeviceLoginSession,
+} from './device-login.ts';
+export {
   EngineHttpError,
   FundingFailedError,
   FundingPendingError,

@@ -1,6 +1,7 @@
 // The audit bundle format (docs/audit-exports.md): a ZIP holding a signed
 // `manifest.json` (kind svc.audit_export_manifest_v1) that lists every other file with its SHA-256 and size, plus
-// intents.jsonl, ledger.jsonl and ledger-checkpoint.json. Building and verifying live here, with no database and no
+// intents.jsonl, ledger.jsonl, ledger-checkpoint.json, and the transparency log's signed tree head with the leaves
+// (receipts, mandate imports) of the export's window and their inclusion proofs. Building and verifying live here, with no database and no
 // network, so that `svc audit verify` checks a bundle offline with the same code the gateway builds it with.
 import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { ServiceError } from '../errors/service-error.ts';
@@ -17,14 +18,30 @@ import {
   type Ed25519Signer,
 } from '../signing/index.ts';
 import { ledgerCheckpointBytes, type LedgerCheckpoint, type LedgerLine } from './ledger-service.ts';
+import { artifactLeafBytes, checkInclusion, checkTreeHead, type SignedTreeHead } from './transparency-log.ts';
 
 export const auditManifestKind = 'svc.audit_export_manifest_v1';
+/** The manifest's `artifact_version`, unsigned beside its core (src/signing/artifact-kinds.ts says why). */
+export const auditManifestArtifactVersion = '1';
 export const auditBundlePaths = {
   manifest: 'manifest.json',
   intents: 'intents.jsonl',
   ledger: 'ledger.jsonl',
   checkpoint: 'ledger-checkpoint.json',
+  treeHead: 'transparency-tree-head.json',
+  logLeaves: 'transparency-log.jsonl',
 } as const;
+
+/** One line of transparency-log.jsonl: a leaf of the window with its audit path under the bundle's tree head. */
+export interface LogLeafLine {
+  readonly leaf_index: number;
+  readonly kind: string;
+  readonly artifact_id: string;
+  readonly appended_at: string;
+  readonly leaf_hash: string;
+  readonly artifact: unknown;
+  readonly inclusion_proof: readonly string[];
+}
 
 export interface BundleFile {
   readonly path: string;
@@ -45,7 +62,7 @@ export const jsonLines = (values: readonly unknown[]): Uint8Array => strToU8(val
 
 /** The signed manifest over `files` and the ZIP of manifest + files. */
 export function buildAuditBundle(fields: AuditManifestFields, files: readonly BundleFile[], signer: Ed25519Signer) {
-  const manifest = signArtifact(
+  const signed = signArtifact(
     auditManifestKind,
     {
       tenant_realm_id: fields.tenantId,
@@ -59,6 +76,8 @@ export function buildAuditBundle(fields: AuditManifestFields, files: readonly Bu
     },
     signer,
   );
+  const { schema_version: schemaVersion, kind, ...rest } = signed;
+  const manifest = { schema_version: schemaVersion, kind, artifact_version: auditManifestArtifactVersion, ...rest };
   const manifestBytes = strToU8(`${JSON.stringify(manifest, null, 2)}\n`);
   const entries: Record<string, Uint8Array> = { [auditBundlePaths.manifest]: manifestBytes };
   for (const file of files) entries[file.path] = file.bytes;
@@ -77,6 +96,9 @@ export interface AuditBundleReport {
   readonly files: number;
   readonly ledgerRows: number;
   readonly checkpointLedgerSeq: number | null;
+  /** Transparency-log leaves checked, and the size of the tree head they were proven under (null: no log files). */
+  readonly logLeaves: number;
+  readonly treeSize: number | null;
 }
 
 const hex64 = /^[0-9a-f]{64}$/;
@@ -99,7 +121,7 @@ export function verifyAuditBundle(
 ): AuditBundleReport {
   const problems: string[] = [];
   const keySource = options.publicKeyHex === undefined ? 'embedded' : 'given';
-  const result = { keySource, signingPublicKeyHex: null as string | null, tenantId: null as string | null, jobId: null as string | null, files: 0, ledgerRows: 0, checkpointLedgerSeq: null as number | null } as const;
+  const result = { keySource, signingPublicKeyHex: null as string | null, tenantId: null as string | null, jobId: null as string | null, files: 0, ledgerRows: 0, checkpointLedgerSeq: null as number | null, logLeaves: 0, treeSize: null as number | null } as const;
   const done = (extra: Partial<AuditBundleReport> = {}): AuditBundleReport => ({ ...result, ...extra, ok: problems.length === 0, problems });
 
   let entries: Record<string, Uint8Array>;
@@ -123,6 +145,10 @@ export function verifyAuditBundle(
     return done();
   }
   if (manifest.kind !== auditManifestKind) problems.push(`${auditBundlePaths.manifest} has kind ${JSON.stringify(manifest.kind)}, expected ${auditManifestKind}`);
+  // Bundles built before the field existed lack it; one that has it must have this version.
+  if (manifest.artifact_version !== undefined && manifest.artifact_version !== auditManifestArtifactVersion) {
+    problems.push(`${auditBundlePaths.manifest} has artifact_version ${JSON.stringify(manifest.artifact_version)}, expected "${auditManifestArtifactVersion}"`);
+  }
   if (options.publicKeyHex !== undefined && !hex64.test(options.publicKeyHex)) {
     problems.push('the given public key is not 64 lowercase hex digits');
     return done();
@@ -167,7 +193,72 @@ export function verifyAuditBundle(
   if (chain.checkpointSeq !== null && chain.checkpointSeq !== manifestSeq) {
     problems.push(`manifest checkpoint_last_ledger_seq is ${manifestSeq}, the checkpoint names ${chain.checkpointSeq}`);
   }
-  return done({ signingPublicKeyHex: signingKeyHex, tenantId, jobId, files: listed.size, ledgerRows: chain.rows, checkpointLedgerSeq: chain.checkpointSeq });
+  const log = verifyTransparencyFiles(entries, tenantId, signingKeyHex ?? options.publicKeyHex ?? null, problems);
+  return done({
+    signingPublicKeyHex: signingKeyHex,
+    tenantId,
+    jobId,
+    files: listed.size,
+    ledgerRows: chain.rows,
+    checkpointLedgerSeq: chain.checkpointSeq,
+    logLeaves: log.leaves,
+    treeSize: log.treeSize,
+  });
+}
+
+/**
+ * The transparency log's files: the tree head signed by the manifest's key for the manifest's tenant, and each
+ * leaf line's artifact signature, leaf hash (recomputed from the artifact) and audit path under that head. Bundles
+ * built before the log existed have neither file; a bundle with one of the two is refused.
+ */
+function verifyTransparencyFiles(
+  entries: Record<string, Uint8Array>,
+  tenantId: string | null,
+  signingKeyHex: string | null,
+  problems: string[],
+): { leaves: number; treeSize: number | null } {
+  const headBytes = entries[auditBundlePaths.treeHead];
+  const leafBytes = entries[auditBundlePaths.logLeaves];
+  if (!headBytes && !leafBytes) return { leaves: 0, treeSize: null };
+  if (!headBytes || !leafBytes) {
+    problems.push(`the bundle needs both ${auditBundlePaths.treeHead} and ${auditBundlePaths.logLeaves}, or neither`);
+    return { leaves: 0, treeSize: null };
+  }
+  let head: SignedTreeHead | null;
+  try {
+    head = JSON.parse(strFromU8(headBytes)) as SignedTreeHead | null;
+  } catch (error) {
+    problems.push(`${auditBundlePaths.treeHead} is not JSON (${(error as Error).message})`);
+    return { leaves: 0, treeSize: null };
+  }
+  const lines = strFromU8(leafBytes).split('\n').filter((line) => line !== '');
+  // A tenant whose log has no signed head yet exports `null` and no leaves.
+  if (head === null) {
+    if (lines.length > 0) problems.push(`${auditBundlePaths.logLeaves} has leaves but ${auditBundlePaths.treeHead} has no tree head`);
+    return { leaves: 0, treeSize: null };
+  }
+  const headProblem = checkTreeHead(head, signingKeyHex ? [signingKeyHex] : undefined, auditBundlePaths.treeHead);
+  if (headProblem) {
+    problems.push(headProblem);
+    return { leaves: 0, treeSize: null };
+  }
+  if (head.tenant_id !== tenantId) problems.push(`${auditBundlePaths.treeHead}: tenant ${head.tenant_id}, the manifest names ${String(tenantId)}`);
+  for (const [index, text] of lines.entries()) {
+    const where = `${auditBundlePaths.logLeaves} line ${index + 1}`;
+    try {
+      const line = JSON.parse(text) as LogLeafLine;
+      const bytes = artifactLeafBytes(line.artifact);
+      const inclusion = checkInclusion(bytes, line.leaf_index, head, line.inclusion_proof);
+      if (inclusion) problems.push(`${where}: ${inclusion}`);
+      if ((line.artifact as { tenant_id?: unknown })?.tenant_id !== undefined && (line.artifact as { tenant_id?: unknown }).tenant_id !== tenantId) {
+        problems.push(`${where}: the artifact is of another tenant`);
+      }
+    } catch (error) {
+      const code = error instanceof ServiceError ? `${error.code} (${JSON.stringify(error.details ?? {})})` : (error as Error).message;
+      problems.push(`${where}: the artifact does not verify: ${code}`);
+    }
+  }
+  return { leaves: lines.length, treeSize: head.tree_size };
 }
 
 /** ledger.jsonl from genesis: sequence, links, hashes, each body against its columns; then the checkpoint. */

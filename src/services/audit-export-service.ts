@@ -1,5 +1,6 @@
-// Audit exports (docs/audit-exports.md): building a tenant's bundle in one snapshot, storing the
-// job, and issuing the download JWT bound to one job. The bundle is built synchronously in the create
+// Audit exports (docs/audit-exports.md): building a tenant's bundle in one snapshot (intents, ledger, and the
+// transparency log's latest tree head with the window's leaves), storing the job, and issuing the download JWT
+// bound to one job. The bundle is built synchronously in the create
 // request (status `ready` at once); a job queue with `pending` jobs is a later change.
 import { randomBytes, sign } from 'node:crypto';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
@@ -13,6 +14,7 @@ import {
   auditExportDownloadTokenLifetimeSeconds,
   auditExportIntentsMax,
   auditExportLedgerRowsMax,
+  auditExportLogLeavesMax,
   auditExportRetentionHoursDefault,
   ledgerVerifyBatchRows,
 } from '../limits.ts';
@@ -27,9 +29,11 @@ import {
   parseRfc3339,
   type Ed25519Signer,
 } from '../signing/index.ts';
-import { auditBundlePaths, buildAuditBundle, jsonLines } from './audit-bundle.ts';
+import { auditBundlePaths, buildAuditBundle, jsonLines, type LogLeafLine } from './audit-bundle.ts';
 import { ledgerLine } from './ledger-service.ts';
 import { readLedgerTip, signLedgerCheckpoint } from './ledger-service.ts';
+import { latestTreeHead, leavesInWindow, publishTreeHeads, readInclusionProofs, type SignedTreeHead } from './transparency-log.ts';
+import type { Queryable } from '../infra/database.ts';
 
 export interface AuditExportRequest {
   readonly filter?: { time_start?: string; time_end?: string; intent_id?: string };
@@ -147,22 +151,51 @@ const tooLarge = (what: string, limit: number): never => {
   throw new ServiceError('audit_export.too_large', { details: { [what]: limit } });
 };
 
+/** The transparency-log files: the latest signed head (null before the first) and the window's leaves under it,
+ * each with its audit path against that head. */
+async function transparencyFiles(tx: Queryable, tenantId: string, filter: NormalizedFilter) {
+  const head: SignedTreeHead | null = await latestTreeHead(tx, tenantId);
+  const leaves = head
+    ? await leavesInWindow(tx, tenantId, { from: filter.createdFrom, to: filter.createdBefore, intentId: filter.intentId, treeSize: head.tree_size }, auditExportLogLeavesMax + 1)
+    : [];
+  if (leaves.length > auditExportLogLeavesMax) tooLarge('log_leaves_max', auditExportLogLeavesMax);
+  const proofs = head ? await readInclusionProofs(tx, tenantId, leaves.map((leaf) => leaf.leafIndex), head.tree_size) : [];
+  const lines: LogLeafLine[] = leaves.map((leaf, index) => ({
+    leaf_index: leaf.leafIndex,
+    kind: leaf.kind,
+    artifact_id: leaf.artifactId,
+    appended_at: leaf.appendedAt.toISOString(),
+    leaf_hash: leaf.leafHash.toString('hex'),
+    artifact: leaf.artifact,
+    inclusion_proof: proofs[index]!,
+  }));
+  return [
+    { path: auditBundlePaths.treeHead, bytes: new Uint8Array(Buffer.from(`${JSON.stringify(head, null, 2)}\n`)) },
+    { path: auditBundlePaths.logLeaves, bytes: jsonLines(lines) },
+  ];
+}
+
 /**
  * Builds the bundle and stores the job, all in one REPEATABLE READ tenant transaction: the intents, the ledger rows
  * and the tip the checkpoint signs are one snapshot, so the chain in the bundle ends exactly at the checkpoint.
  * The ledger is the tenant's whole chain from genesis (a chain cannot be verified in part); the filter selects the
- * intents.
+ * intents and the transparency log's leaves. A tree-head pass runs first, so the head in the bundle covers every
+ * leaf committed before the export began.
  */
 export async function createAuditExport(
   database: Database,
-  gatewayKey: GatewayKey,
+  keyring: GatewayKeyring,
   principal: Principal,
   request: AuditExportRequest,
 ): Promise<AuditExportRecord> {
   const { tenantId } = principal;
+  const gatewayKey = keyring.active;
   const filter = normalizeFilter(request.filter);
   const tier = request.disclosure_tier ?? 'standard';
   const jobId = `job_${randomBytes(16).toString('hex')}`;
+  // When another replica holds the pass's lock, its pass signs the same leaves; the head read below is then at most
+  // one pass older, and leaves past it wait for the next export.
+  await publishTreeHeads(database, keyring);
   return database.tenant(
     tenantId,
     async (tx) => {
@@ -194,6 +227,7 @@ export async function createAuditExport(
           { path: auditBundlePaths.intents, bytes: jsonLines(intents.map((intent) => intentLine(intent, evidence.get(intent.intentId), tier))) },
           { path: auditBundlePaths.ledger, bytes: jsonLines(rows.map(ledgerLine)) },
           { path: auditBundlePaths.checkpoint, bytes: new Uint8Array(Buffer.from(`${JSON.stringify(checkpoint, null, 2)}\n`)) },
+          ...(await transparencyFiles(tx, tenantId, filter)),
         ],
         gatewaySigner(gatewayKey),
       );

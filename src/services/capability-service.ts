@@ -21,6 +21,7 @@ import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
+import { issueSpendDecisionReceipt } from './agent-receipt-service.ts';
 
 /** The deny codes of /verify, in the order they are checked. They travel inside a 200 answer (`code` and
  * `reason_codes`), so they are not HTTP errors and are not in the error catalogue; docs/capabilities.md lists them. */
@@ -157,17 +158,38 @@ const presentDecision = (decision: SpendDecision): SpendDecisionAnswer => ({
   completed_at: decision.completedAt?.toISOString() ?? null,
 });
 
-/** Moves a reserved decision to its outcome. The same outcome again answers the stored decision unchanged; the
- * other outcome is 409; another tenant's or an unknown decision is 404. Completing after the intent settled is
- * allowed: it is bookkeeping of what the tool did, and the settled intent's capability is revoked anyway. */
-export async function completeSpendDecision(tx: Queryable, tenantId: string, decisionId: string, outcome: SpendOutcome): Promise<SpendDecisionAnswer> {
+/** What the guarded tool may say about the call when it reports back, for the action receipt. */
+export interface ToolCallReport {
+  readonly toolCallId?: string | undefined;
+  readonly toolName?: string | undefined;
+}
+
+/** Moves a reserved decision to its outcome and issues the call's action receipt in the same transaction
+ * (docs/protocol.md#agent-receipts). The same outcome again answers the stored decision unchanged, with the receipt
+ * already issued; the other outcome is 409; another tenant's or an unknown decision is 404. Completing after the
+ * intent settled is allowed: it is bookkeeping of what the tool did, and the settled intent's capability is revoked
+ * anyway. */
+export async function completeSpendDecision(
+  tx: Queryable,
+  keyring: GatewayKeyring,
+  tenantId: string,
+  decisionId: string,
+  outcome: SpendOutcome,
+  report: ToolCallReport = {},
+): Promise<SpendDecisionAnswer & { agent_receipt: Record<string, unknown> }> {
   const id = decisionId.toLowerCase();
-  const completed = await completeReservedDecision(tx, tenantId, id, outcome);
-  if (completed) return presentDecision(completed);
-  const existing = await findSpendDecision(tx, tenantId, id);
-  if (!existing) throw new ServiceError('spend_decision.not_found');
-  if (existing.status === outcome) return presentDecision(existing);
-  throw new ServiceError('spend_decision.already_completed', { details: { status: existing.status } });
+  let decision = await completeReservedDecision(tx, tenantId, id, outcome);
+  if (!decision) {
+    const existing = await findSpendDecision(tx, tenantId, id);
+    if (!existing) throw new ServiceError('spend_decision.not_found');
+    if (existing.status !== outcome) throw new ServiceError('spend_decision.already_completed', { details: { status: existing.status } });
+    decision = existing;
+  }
+  const intent = await findIntent(tx, tenantId, decision.intentId);
+  // A decision's intent is its foreign key: never missing.
+  if (!intent) throw new Error(`spend decision ${decision.decisionId} has no intent`);
+  const receipt = await issueSpendDecisionReceipt(tx, keyring, intent, decision, report);
+  return { ...presentDecision(decision), agent_receipt: receipt };
 }
 
 /** What an intent's capability can still spend, as the next /verify would see it, without reserving anything. */

@@ -1,13 +1,11 @@
 // Periodic maintenance, safe with any number of replicas (one runs it at a time, under an advisory lock):
-// refunds funded intents past their deadline, and forgets idempotency records, recognition nonces and rate-limit
+// refunds funded intents past their deadline (the lifecycle's `expire` command, src/engine/expire.ts), and forgets idempotency records, recognition nonces and rate-limit
 // counters that have outlived their use.
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
 import type { EngineEffects } from '../engine/effects.ts';
-import { ServiceError } from '../errors/service-error.ts';
-import { idempotencyRecordRetentionMs, maintenanceIntentsPerPassMax } from '../limits.ts';
+import { idempotencyRecordRetentionMs } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
-import { lockIntentIn } from './evidence-service.ts';
-import { settleIntent } from './settlement-service.ts';
+import { expireIntents } from '../engine/expire.ts';
 
 /** Any fixed number: replicas agree on it, and it differs from the migration lock. */
 const maintenanceLockKey = '7213402118';
@@ -22,6 +20,8 @@ const pruneTasks = {
   // A sign-in code or an SSO state past its expiry can never be used again; a day's grace keeps them for support.
   login_challenges: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'login_challenges', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
   sso_states: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'sso_states', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
+  // A device login past its expiry can no longer be approved or redeemed; the same day's grace.
+  device_authorizations: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'device_authorizations', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
 } as const;
 
 export type PrunedTable = keyof typeof pruneTasks;
@@ -50,7 +50,7 @@ export async function runMaintenance(database: Database, effects: EngineEffects,
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
     if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
     try {
-      const refunded = await refundExpiredIntents(database, effects, now);
+      const refunded = await expireIntents(database, effects, now);
       const deleted = await database.system(async (tx) => {
         const counts = { ...nothingDeleted };
         for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
@@ -65,25 +65,4 @@ export async function runMaintenance(database: Database, effects: EngineEffects,
   } finally {
     client.release();
   }
-}
-
-/** Each intent is settled in its own tenant transaction; one that moved meanwhile (evidence arrived, a confirm
- * won the race) is skipped, not an error. */
-async function refundExpiredIntents(database: Database, effects: EngineEffects, now: Date): Promise<number> {
-  const expired = await database.system(async (tx) =>
-    (await tx.query<{ tenant_id: string; intent_id: string }>(
-      `SELECT tenant_id, intent_id FROM intents WHERE state = 'funded' AND deadline <= $1 ORDER BY deadline LIMIT $2`,
-      [now, maintenanceIntentsPerPassMax],
-    )).rows,
-  );
-  let refunded = 0;
-  for (const { tenant_id: tenantId, intent_id: intentId } of expired) {
-    try {
-      await database.tenant(tenantId, async (tx) => settleIntent(tx, await lockIntentIn(tx, tenantId, intentId, ['funded']), effects, now.getTime()));
-      refunded += 1;
-    } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
-    }
-  }
-  return refunded;
 }

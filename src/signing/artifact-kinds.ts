@@ -32,6 +32,8 @@ export type FieldSpec =
       readonly format?: StringFormat;
       readonly values?: readonly string[];
       readonly nonEmpty?: boolean;
+      /** `""` is accepted besides the format (a settlement receipt of an intent no mandate was imported for). */
+      readonly emptyAllowed?: boolean;
     }
   | { readonly name: string; readonly type: 'integer'; readonly presence?: Presence; readonly min?: number }
   | { readonly name: string; readonly type: 'boolean'; readonly presence?: Presence }
@@ -198,8 +200,8 @@ const protocolSettlementReceipt: ArtifactKind = {
     { name: 'tenant_id', type: 'string', format: 'tenant_id' },
     { name: 'verifier_id', type: 'string', format: 'scope_token' },
     { name: 'transport_binding', type: 'object', fields: transportBindingFields },
-    { name: 'authorization_receipt_id', type: 'string', format: 'scope_token' },
-    { name: 'mandate_digest_sha256_hex', type: 'string', format: 'hex64' },
+    { name: 'authorization_receipt_id', type: 'string', format: 'scope_token', emptyAllowed: true },
+    { name: 'mandate_digest_sha256_hex', type: 'string', format: 'hex64', emptyAllowed: true },
     { name: 'harbor_state', type: 'string', values: ['released', 'refunded', 'resolved_split', 'escalated_external'] },
     { name: 'predicate_passed', type: 'boolean', presence: 'optional' },
     { name: 'settlement_rail', type: 'string', nonEmpty: true },
@@ -368,6 +370,9 @@ const auditExportManifest: ArtifactKind = {
   // The client re-serializes the manifest core with JSON.stringify, so no HTML escaping
   // (docs/signing.md#signed-artifacts-ed25519-sha256-json-v1).
   htmlEscape: false,
+  // `artifact_version` ("1") rides beside the signed core, not in it: the public client verifies the manifest over
+  // a fixed list of core fields, and a signed field outside that list would break its digest.
+  unsignedFields: ['artifact_version'],
   fields: [
     { name: 'schema_version', type: 'const', value: 1 },
     { name: 'kind', type: 'const', value: 'svc.audit_export_manifest_v1' },
@@ -384,9 +389,28 @@ const auditExportManifest: ArtifactKind = {
   ],
 };
 
+/** A signed tree head of a tenant's transparency log (docs/protocol.md#transparency-log): the gateway's key
+ * commits to the root of the first `tree_size` leaves. */
+const transparencyTreeHead: ArtifactKind = {
+  kind: 'svc.transparency_tree_head_v1',
+  schemaVersions: [1],
+  algorithmField: 'signing_algorithm',
+  digestField: 'message_digest_sha256_hex',
+  htmlEscape: false,
+  fields: [
+    { name: 'schema_version', type: 'const', value: 1 },
+    { name: 'kind', type: 'const', value: 'svc.transparency_tree_head_v1' },
+    { name: 'tenant_id', type: 'string', format: 'tenant_id' },
+    { name: 'tree_size', type: 'integer', min: 1 },
+    { name: 'root_hash', type: 'string', format: 'hex64' },
+    { name: 'issued_at', type: 'string', format: 'rfc3339_seconds' },
+    { name: 'key_id', type: 'string', nonEmpty: true },
+  ],
+};
+
 /** The allow-list of kinds: anything else is `artifact.kind_unknown`. */
 export const artifactKinds: ReadonlyMap<string, ArtifactKind> = new Map(
-  [recognitionProof, agentMandate, protocolAuthorizationReceipt, protocolSettlementReceipt, agentReceipt, auditExportManifest].map(
+  [recognitionProof, agentMandate, protocolAuthorizationReceipt, protocolSettlementReceipt, agentReceipt, auditExportManifest, transparencyTreeHead].map(
     (kind) => [kind.kind, kind],
   ),
 );
@@ -397,4 +421,5 @@ export type ArtifactKindName =
   | 'svc.protocol_authorization_receipt_v1'
   | 'svc.protocol_settlement_receipt_v1'
   | 'svc.agent_receipt_v1'
-  | 'svc.audit_export_manifest_v1';
+  | 'svc.audit_export_manifest_v1'
+  | 'svc.transparency_tree_head_v1';

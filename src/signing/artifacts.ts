@@ -238,7 +238,7 @@ function writeString(field: Extract<FieldSpec, { type: 'string' }>, value: unkno
   if (typeof value !== 'string') malformed(path, 'must be a string');
   if (field.nonEmpty && value === '') malformed(path, 'must not be empty');
   if (field.values && !field.values.includes(value)) malformed(path, `must be one of ${field.values.join(', ')}`);
-  if (field.format && !matchesFormat(field.format, value)) malformed(path, `must be a ${field.format}`);
+  if (field.format && !(field.emptyAllowed && value === '') && !matchesFormat(field.format, value)) malformed(path, `must be a ${field.format}`);
   return jsonString(value, escape, path);
 }
 

@@ -273,7 +273,11 @@ describe('POST /v1/spend/decisions/{id}/complete', () => {
 
     const consumed = await complete(first.decision_id, 'consumed');
     expect(consumed.statusCode, consumed.body).toBe(200);
-    expect(consumed.json()).toEqual({ decision_id: first.decision_id, intent_id: intentId, status: 'consumed', requested_spend_cents: 200, completed_at: expect.any(String) });
+    expect(consumed.json()).toEqual({
+      decision_id: first.decision_id, intent_id: intentId, status: 'consumed', requested_spend_cents: 200, completed_at: expect.any(String),
+      // The call's action receipt (test/protocol/receipts.test.ts checks its content).
+      agent_receipt: expect.objectContaining({ kind: 'svc.agent_receipt_v1', scope: 'action' }),
+    });
     const again = await complete(first.decision_id, 'consumed');
     expect([again.statusCode, again.body]).toEqual([200, consumed.body]);
     const other = await complete(first.decision_id, 'released');

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { jsonNestingDepthMax } from '../../src/limits.ts';
-import { compileEvidenceSchema } from '../../src/services/evidence-schema.ts';
+import { compileEvidenceSchema } from '../../src/engine/evidence-schema.ts';
 
 /** `levels` schema levels through `properties`: each adds two JSON levels (`properties`, then the name). */
 function nestedSchema(levels: number): object {

@@ -15,12 +15,19 @@ import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.
 const budget = {
   create: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + insert; COMMIT' },
   fundChallenge: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent + config; challenge insert + COMMIT' },
-  fundPaid: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent + config + the attempt the credential names; attempt update + funded transition + ledger_post + COMMIT' },
+  // Two phases, the rail called between them with no lock held (docs/engine.md "Funding in two phases").
+  fundPaid: {
+    roundTrips: 4,
+    breakdown: 'rate limiter; phase 1: BEGIN + intent + config + claim + the attempt the credential names; claim + COMMIT; '
+      + 'phase 2: BEGIN + guard + attempt update + funded transition + ledger_post + COMMIT',
+  },
   evidence: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent; evidence insert + transition + COMMIT' },
-  confirm: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent; transition + ledger_post + COMMIT' },
+  // The receipts (docs/protocol.md#receipts) read the intent's mandate import before they are signed; their log leaves
+  // and rows travel with COMMIT.
+  confirm: { roundTrips: 4, breakdown: 'rate limiter; BEGIN + intent; mandate import; transition + ledger_post + leaves + receipts + COMMIT' },
 } as const;
 type Step = keyof typeof budget;
-const lifecycleRoundTrips = 15;
+const lifecycleRoundTrips = 17;
 
 interface Call {
   readonly text: string;

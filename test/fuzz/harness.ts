@@ -193,12 +193,25 @@ export function problemWith(exchange: Exchange): string | undefined {
   if (exchange.status === 405 && !exchange.headers.allow) return '405 without an Allow header';
   // A HEAD answer has the status and headers of GET, and no body to check.
   if (exchange.method === 'HEAD') return undefined;
+  // The console is a browser surface: its refusals are HTML pages in words (docs/console.md), not the envelope.
+  if (exchange.url.startsWith('/console') && String(exchange.headers['content-type'] ?? '').startsWith('text/html')) {
+    return exchange.answer.toLowerCase().startsWith('<!doctype html>') ? undefined : 'a console answer that is not an HTML page';
+  }
   const body = exchange.answer === '' ? undefined : safeJson(exchange.answer);
   if (exchange.status < 400) {
     const isJson = String(exchange.headers['content-type'] ?? '').includes('json');
     return isJson && body === undefined ? 'a success answer that is not JSON' : undefined;
   }
   if (exchange.status === 402) return undefined;
+  // The device token route answers in RFC 8628's OAuth shape, with our catalogue code beside it (docs/decisions.md).
+  const oauth = body as { error?: unknown; error_description?: unknown; code?: unknown; request_id?: unknown } | undefined;
+  if (exchange.url.startsWith('/v1/public/auth/device/token') && typeof oauth?.error === 'string') {
+    const oauthCode = oauth.code;
+    if (typeof oauthCode !== 'string' || !isErrorCode(oauthCode)) return `a device token refusal without a catalogue code: ${exchange.answer.slice(0, 200)}`;
+    if (errorCatalogue[oauthCode].status !== exchange.status) return `${oauthCode} answered with status ${exchange.status}`;
+    if (typeof oauth.error_description !== 'string') return 'a device token refusal without a description';
+    return oauth.request_id === exchange.headers['x-request-id'] ? undefined : 'request_id differs from the x-request-id header';
+  }
   const envelope = body as { error?: { code?: unknown; message?: unknown }; request_id?: unknown } | undefined;
   const code = envelope?.error?.code;
   if (typeof code !== 'string' || !isErrorCode(code)) return `an error answer without a catalogue code: ${exchange.answer.slice(0, 200)}`;

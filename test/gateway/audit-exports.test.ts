@@ -120,7 +120,7 @@ describe('audit exports', () => {
     expect(zip.length).toBe(job.bundle_size_bytes);
 
     const entries = unzipSync(zip);
-    expect(Object.keys(entries).sort()).toEqual(['intents.jsonl', 'ledger-checkpoint.json', 'ledger.jsonl', 'manifest.json']);
+    expect(Object.keys(entries).sort()).toEqual(['intents.jsonl', 'ledger-checkpoint.json', 'ledger.jsonl', 'manifest.json', 'transparency-log.jsonl', 'transparency-tree-head.json']);
     expect(sha256Hex(entries['manifest.json']!)).toBe(job.manifest_sha256);
     const manifest = JSON.parse(strFromU8(entries['manifest.json']!)) as Record<string, unknown>;
     // docs/audit-exports.md#the-bundle: the core is the present keys in this order; digest = SHA-256 of its compact
@@ -133,10 +133,10 @@ describe('audit exports', () => {
     expect(manifest.signed_payload_sha256_hex).toBe(digest.toString('hex'));
     expect(manifest.signing_public_key_ed25519_hex).toBe(app.gatewayKeys.active.publicKeyHex);
     expect(await ed.verifyAsync(Buffer.from(manifest.ed25519_signature_hex as string, 'hex'), digest, Buffer.from(manifest.signing_public_key_ed25519_hex as string, 'hex'))).toBe(true);
-    expect(manifest).toMatchObject({ schema_version: 1, kind: 'svc.audit_export_manifest_v1', tenant_realm_id: a.tenantId, job_id: job.job_id, disclosure_tier: 'standard', export_filter: {} });
+    expect(manifest).toMatchObject({ schema_version: 1, kind: 'svc.audit_export_manifest_v1', artifact_version: '1', tenant_realm_id: a.tenantId, job_id: job.job_id, disclosure_tier: 'standard', export_filter: {} });
 
     const artifacts = manifest.artifacts as { path: string; sha256_hex: string; size_bytes: number }[];
-    expect(artifacts.map((artifact) => artifact.path).sort()).toEqual(['intents.jsonl', 'ledger-checkpoint.json', 'ledger.jsonl']);
+    expect(artifacts.map((artifact) => artifact.path).sort()).toEqual(['intents.jsonl', 'ledger-checkpoint.json', 'ledger.jsonl', 'transparency-log.jsonl', 'transparency-tree-head.json']);
     for (const artifact of artifacts) {
       expect(sha256Hex(entries[artifact.path]!), artifact.path).toBe(artifact.sha256_hex);
       expect(entries[artifact.path]!.length, artifact.path).toBe(artifact.size_bytes);
@@ -248,10 +248,12 @@ describe('audit exports', () => {
     }
   });
 
-  it('reads and lists jobs, and issues a fresh download token when asked', async () => {
-    const plain = (await ok('GET', `${base}/${job.job_id}`, a.adminKey)) as Record<string, unknown>;
+  it('reads and lists jobs, each read of a ready job with a fresh download token unless told not to', async () => {
+    const plain = (await ok('GET', `${base}/${job.job_id}?issue_download=0`, a.adminKey)) as Record<string, unknown>;
     expect(plain).toMatchObject({ job_id: job.job_id, status: 'ready', bundle_sha256: job.bundle_sha256 });
     expect(plain).not.toHaveProperty('download_token');
+    const read = (await ok('GET', `${base}/${job.job_id}`, a.adminKey)) as Record<string, string>;
+    expect((await download(job.job_id as string, read.download_token!)).statusCode).toBe(200);
     const auditor = await a.key('auditor');
     const fresh = (await ok('GET', `${base}/${job.job_id}?issue_download=1`, auditor)) as Record<string, string>;
     expect(fresh.download_token).toBeTruthy();

@@ -7,6 +7,8 @@ import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { createRecognitionProof } from '../../src/signing/recognition.ts';
+import { signArtifact } from '../../src/signing/artifacts.ts';
+import { appendLeaf, publishTreeHeads } from '../../src/services/transparency-log.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
@@ -21,6 +23,8 @@ const payee = party('did:payee:tools');
 const agent = ed25519SignerFromSeed(new Uint8Array(32).fill(7));
 /** A's resources: every id that must never be reachable or visible from B. */
 const secrets: Record<string, string> = {};
+/** A's signed receipts, which B presents to the verify routes. */
+const receiptsOfA: Record<string, Record<string, unknown>> = {};
 
 async function asA(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) {
   const response = await app.inject({ method, url, headers: { ...bearer(a.adminKey), ...headers }, ...(payload ? { payload } : {}) });
@@ -61,12 +65,40 @@ beforeAll(async () => {
   secrets.auditExport = auditExport.job_id;
   secrets.auditExportToken = auditExport.download_token;
   secrets.sandboxIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
+  // A's transparency log under a signed head, so the merkle routes have something of A's to withhold from B.
+  await app.database.tenant(a.tenantId, (tx) => appendLeaf(tx, a.tenantId, {
+    kind: 'svc.protocol_settlement_receipt_v1', artifactId: 'log-leaf-of-a', canonicalBytes: new Uint8Array([1, 2, 3]), artifact: { of: a.tenantId },
+  }));
+  await publishTreeHeads(app.database, app.gatewayKeys);
+  secrets.logLeaf = 'log-leaf-of-a';
+  // A settled sandbox intent: its settlement receipt, its intent-terminal and action agent receipts.
+  secrets.settledIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
+  const settled = await asA('POST', `/v1/sandbox/guardrails/${secrets.settledIntent}/evidence`, { payload: {}, metadata: { tool_call_id: 'call-of-a' } });
+  secrets.actionReceipt = settled.agent_receipt.receipt_id;
+  receiptsOfA.settlement = (await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}`)).receipt;
+  receiptsOfA.agent = settled.agent_receipt;
 });
 
 afterAll(async () => {
   await app?.close();
   await database?.drop();
 });
+
+/** A mandate authorizing `tenantId`, signed by a principal key no tenant registered (sandbox tenants take it). */
+function mandateFor(tenantId: string): Record<string, unknown> {
+  return signArtifact('svc.agent_mandate_v1', {
+    authorization: { kind: 'tenant', tenant_id: tenantId, principal_subject: '', principal_type: '' },
+    agent: { subject: 'agent-b', issuer: '', key_id: '', display_name: '' },
+    allowed_actions: ['harbor.intent.fund'],
+    allowed_tools: ['search.web'],
+    spend_ceiling: { amount_minor: 100000, currency: 'usd' },
+    settlement: { default_rail: 'x402_usdc_base', allowed_rails: ['x402_usdc_base'] },
+    constraint: { kind: 'predicate', id: '', version: '', digest_sha256_hex: '', uri: '' },
+    expires_at: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    nonce: `nonce-${tenantId}`,
+    human_presence_mode: 'human_not_present',
+  }, principal.signer);
+}
 
 const asB = (method: string, url: string, payload?: object): Promise<LightMyRequestResponse> =>
   app.inject({ method: method as 'GET', url, headers: bearer(b.adminKey), ...(payload ? { payload } : {}) });
@@ -89,6 +121,20 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
   'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
+  // A's payee as an operator: B has no history of it, whatever A has (test/standing/standing.test.ts settles both).
+  'GET /reputation/:operator_did': () => [`/reputation/${encodeURIComponent(payee.did)}`, undefined],
+  'GET /protocol/v2/receipts/:receipt_id': () => [`/protocol/v2/receipts/${secrets.settledIntent}`, undefined],
+  'GET /protocol/v2/agent-receipts/:receipt_id': () => [`/protocol/v2/agent-receipts/${secrets.actionReceipt}`, undefined],
+  'GET /protocol/v2/a2a/task-contracts/:contract_id': () => [`/protocol/v2/a2a/task-contracts/${secrets.intent}`, undefined],
+  // B imports a mandate of its own for A's intent: the intent is not found (B is a sandbox tenant, so its keys are
+  // taken on first use and the mandate and proof verify).
+  'POST /protocol/v2/mandates': () => {
+    const body = { signed_mandate: mandateFor(b.tenantId), intent_id: secrets.intent };
+    const { proof } = createRecognitionProof({
+      signer: agent, keyId: 'agent-b', purpose: 'protocol.mandate.import', tenantId: b.tenantId, method: 'POST', path: '/protocol/v2/mandates', body,
+    });
+    return ['/protocol/v2/mandates', { ...body, recognition_proof: proof }];
+  },
 };
 
 /** Reads and verifications without a resource in the path: B gets its own (empty) view or a refusal, never A's data. */
@@ -104,7 +150,17 @@ const views: Record<string, () => [string, object | undefined]> = {
   'GET /harbor/ledger/v1/tip': () => ['/harbor/ledger/v1/tip', undefined],
   'GET /harbor/ledger/v1/events': () => ['/harbor/ledger/v1/events', undefined],
   'GET /harbor/ledger/v1/authority': () => ['/harbor/ledger/v1/authority', undefined],
+  // B's own log has no head: 404 merkle.tree_head_missing, never A's head or proofs.
+  'GET /harbor/ledger/v1/merkle/latest': () => ['/harbor/ledger/v1/merkle/latest', undefined],
+  'GET /harbor/ledger/v1/merkle/proof': () => ['/harbor/ledger/v1/merkle/proof?leaf_index=0&tree_size=1', undefined],
+  'GET /harbor/ledger/v1/merkle/consistency': () => ['/harbor/ledger/v1/merkle/consistency?first=1&second=1', undefined],
   'GET /v1/compliance/audit-exports': () => ['/v1/compliance/audit-exports', undefined],
+  'GET /protocol/v2/agent-receipts': () => ['/protocol/v2/agent-receipts', undefined],
+  'GET /protocol/v2/a2a/task-contracts': () => ['/protocol/v2/a2a/task-contracts', undefined],
+  'POST /protocol/v2/receipts/verify': () => ['/protocol/v2/receipts/verify', { receipt: receiptsOfA.settlement }],
+  'POST /protocol/v2/agent-receipts/verify': () => ['/protocol/v2/agent-receipts/verify', { receipt: receiptsOfA.agent }],
+  'POST /protocol/v2/mandates/verify': () => ['/protocol/v2/mandates/verify', { signed_mandate: mandateFor(a.tenantId) }],
+  'GET /signal/v1/portfolio/signed-export': () => ['/signal/v1/portfolio/signed-export', undefined],
   'POST /verify': () => ['/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /harbor/verify': () => ['/harbor/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/policy/rollback': () => ['/v1/policy/rollback', { template_id: 'completion_v1', expected_head_digest: secrets.policyDigest, target_digest: secrets.policyDigest, confirm: true }],
@@ -128,6 +184,12 @@ const notCrossTenant = new Set([
   // The MCP endpoint names no resource itself; its tools call the routes above with the caller's own credential, and a
   // foreign intent id through a tool is covered in test/mcp/mcp-endpoint.test.ts.
   'POST /mcp', 'GET /mcp', 'DELETE /mcp',
+  // Public discovery documents: the same for everyone, naming no tenant.
+  'GET /.well-known/agent-card.json', 'GET /.well-known/agent-receipt-v1.json',
+  // Device login: the device's two routes are public and name no tenant; the approval routes take only a session
+  // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
+  // person is covered in test/gateway/device-login.test.ts.
+  'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
 ]);
 
 /** The download route takes no API key at all: B's admin key is refused (401), and so is B's download token for
@@ -163,13 +225,21 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
       // B is a sandbox tenant, so an unknown key would be registered on first use: A's proof fails on its tenant binding first.
       if (route === 'POST /protocol/v2/recognition/verify') expect(response.json()).toMatchObject({ valid: false, code: 'recognition.tenant_mismatch' });
       if (route === 'POST /v1/policy/rollback') expect(response.statusCode).toBe(409);
+      // A's receipts and mandates verify as signatures, and are refused as another tenant's.
+      if (route.endsWith('/verify') && route.startsWith('POST /protocol/v2/') && !route.includes('recognition')) {
+        expect(response.json()).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
+      }
+      if (route === 'GET /protocol/v2/agent-receipts' || route === 'GET /protocol/v2/a2a/task-contracts') expect(response.json().items).toEqual([]);
+      if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
     } else if (downloadRoutes[route]) {
       for (const response of await downloadRoutes[route]()) {
         expect(response.statusCode, `${route}: ${response.body}`).toBe(401);
         for (const secret of leaks) expect(response.body, route).not.toContain(secret);
       }
     } else {
-      expect(notCrossTenant.has(route), `no cross-tenant case for ${route}`).toBe(true);
+      // Console pages call the routes above with the session's bearer; another tenant's ids in their URLs answer the
+      // 404 page (test/console/security.test.ts).
+      expect(notCrossTenant.has(route) || / \/console(\/|$)/.test(route), `no cross-tenant case for ${route}`).toBe(true);
     }
   }
   // A's resources are untouched.

@@ -86,7 +86,9 @@ describe('route access', () => {
         const response = await app.inject({ method: route.method as 'GET', url: concretePath(route.path), headers: bearer(keys[role]), payload: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} });
         const label = `${route.method} ${route.path} as ${role}`;
         if (route.access.roles.includes(role)) {
-          expect([401, 403], label).not.toContain(response.statusCode);
+          // The device-approval routes act for a person: every role may call them, but only with a session token.
+          if (route.path.startsWith('/v1/auth/device/')) expect(response.json().error?.code, label).toBe('device_login.session_required');
+          else expect([401, 403], label).not.toContain(response.statusCode);
         } else {
           expect(response.statusCode, label).toBe(403);
           expect(response.json().error.code, label).toBe('auth.role_insufficient');

@@ -3,6 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
+import { PredicateError } from '../../src/predicate/errors.ts';
+import { serviceErrorOfPredicate } from '../../src/services/pure-error-mapping.ts';
 import { predicateFuelMax } from '../../src/limits.ts';
 import { clauseOps, type EvaluationInput, type PredicateEvaluation } from '../../src/predicate/ast.ts';
 import { compilePredicate, type CompiledPredicate } from '../../src/predicate/compile.ts';
@@ -172,7 +174,7 @@ function compileOrServiceError(document: unknown): CompiledPredicate | ServiceEr
   try {
     return compilePredicate(document);
   } catch (error) {
-    if (error instanceof ServiceError) return error;
+    if (error instanceof PredicateError) return serviceErrorOfPredicate(error);
     throw error;
   }
 }

@@ -1,22 +1,26 @@
-// Helpers shared by the predicate tests: document builders and a way to capture the ServiceError a call throws.
+// Helpers shared by the predicate tests: document builders and a way to capture the error a call throws, as the API
+// answers it (the module's PredicateError mapped to the catalogue's ServiceError).
 import { expect } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import type { EvaluationInput, PredicateEvaluation } from '../../src/predicate/ast.ts';
+import { PredicateError } from '../../src/predicate/errors.ts';
+import { serviceErrorOfPredicate } from '../../src/services/pure-error-mapping.ts';
 import { compilePredicate } from '../../src/predicate/compile.ts';
 import { evaluate } from '../../src/predicate/evaluate.ts';
 
 export const doc = (root: unknown): { version: 1; root: unknown } => ({ version: 1, root });
 export const TRUE = { op: 'true' } as const;
 
-/** The ServiceError `action` throws; fails the test when it returns or throws anything else. */
+/** The PredicateError `action` throws, as the API answers it (a ServiceError); fails the test when it returns or
+ * throws anything else. */
 export function thrownServiceError(action: () => unknown): ServiceError {
   try {
     action();
   } catch (error) {
-    expect(error).toBeInstanceOf(ServiceError);
-    return error as ServiceError;
+    expect(error).toBeInstanceOf(PredicateError);
+    return serviceErrorOfPredicate(error as PredicateError);
   }
-  throw new Error('expected a ServiceError, but nothing was thrown');
+  throw new Error('expected a PredicateError, but nothing was thrown');
 }
 
 /** Compiles `root` as a version-1 document and evaluates it; the amount is 100 unless given (even as undefined). */

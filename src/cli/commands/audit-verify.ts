@@ -15,7 +15,8 @@ export const auditVerify: CliCommand = {
     '                        integrity but not origin',
     '--json                  print the report as one JSON line',
     '',
-    'Checks the signed manifest, every file\'s digest and size, the ledger chain and its signed checkpoint.',
+    'Checks the signed manifest, every file\'s digest and size, the ledger chain and its signed checkpoint, and the',
+    'transparency log: the signed tree head, and each receipt\'s signature and inclusion proof under it.',
     'On a terminal, the files and ledger lines checked so far are shown on stderr.',
   ],
   options: { bundle: { type: 'string' }, 'public-key': { type: 'string' } },
@@ -32,6 +33,7 @@ export const auditVerify: CliCommand = {
     const keyText = report.keySource === 'given' ? 'the given public key' : `the manifest's embedded key ${report.signingPublicKeyHex ?? '(unreadable)'} (not pinned: pass --public-key to check origin)`;
     const lines = [
       `bundle ${bundlePath}: job ${report.jobId ?? '?'} of ${report.tenantId ?? '?'}, ${report.files} files, ${report.ledgerRows} ledger rows, checkpoint seq ${report.checkpointLedgerSeq ?? '?'}`,
+      report.treeSize === null ? 'transparency log: no signed tree head in the bundle' : `transparency log: ${report.logLeaves} leaves proven under the signed tree head of ${report.treeSize} leaves`,
       `manifest checked against ${keyText}`,
       report.ok ? 'ok: no problems found' : `${report.problems.length} problem(s):`,
       ...report.problems.map((problem) => `  - ${problem}`),
@@ -47,6 +49,8 @@ export const auditVerify: CliCommand = {
         files: report.files,
         ledger_rows: report.ledgerRows,
         checkpoint_last_ledger_seq: report.checkpointLedgerSeq,
+        log_leaves: report.logLeaves,
+        tree_size: report.treeSize,
         problems: report.problems,
       },
       lines.join('\n'),

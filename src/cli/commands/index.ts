@@ -5,8 +5,11 @@ import { authOutbox } from './auth-outbox.ts';
 import { keyCreate } from './key-create.ts';
 import { keyRegister } from './key-register.ts';
 import { ledgerVerify } from './ledger-verify.ts';
+import { login, logout } from './login.ts';
 import { migrateCommand } from './migrate.ts';
+import { receiptVerify } from './receipt-verify.ts';
 import { signingKeyRetire, signingKeyRotate, signingKeyStage } from './signing-key.ts';
+import { standingRebuild } from './standing-rebuild.ts';
 import { tenantCreate } from './tenant-create.ts';
 import { userCreate } from './user-create.ts';
 
@@ -16,9 +19,13 @@ export const cliCommands: readonly CliCommand[] = [
   keyRegister,
   userCreate,
   authOutbox,
+  login,
+  logout,
   migrateCommand,
   ledgerVerify,
   auditVerify,
+  receiptVerify,
+  standingRebuild,
   signingKeyStage,
   signingKeyRotate,
   signingKeyRetire,

@@ -4,30 +4,28 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../credentials/principal.ts';
 import { principalOf } from '../../plugins/access.ts';
 import type { Queryable } from '../../infra/database.ts';
-import { runIdempotent, type EngineAnswer, type IdempotentOperation } from '../../plugins/idempotency.ts';
+import { lifecycle } from '../../engine/lifecycle.ts';
+import { runIdempotent, type CallOutside, type EngineAnswer } from '../../plugins/idempotency.ts';
 import { verifyRequestRecognition } from '../../services/recognition-service.ts';
 import { recognitionProofHeaderName } from '../../signing/recognition.ts';
-
-export interface MutationSpec {
-  readonly operation: IdempotentOperation;
-  /** The recognition-proof purpose of this mutation (docs/signing.md#recognition-proofs). */
-  readonly purpose: string;
-}
 
 export async function engineMutation(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
-  spec: MutationSpec,
-  work: (tx: Queryable, principal: Principal) => Promise<EngineAnswer>,
+  /** The lifecycle command (src/engine/lifecycle.ts): its idempotency operation and recognition purpose. */
+  command: 'create' | 'fund' | 'evidence' | 'confirm',
+  /** The command's answer, or (funding) a call to make outside any transaction and the phase that follows it. */
+  work: (tx: Queryable, principal: Principal) => Promise<EngineAnswer | CallOutside>,
 ): Promise<unknown> {
   const principal = principalOf(request);
+  const { idempotencyOperation: operation, recognitionPurpose: purpose } = lifecycle[command];
   const checkRecognition = async (tx: Queryable): Promise<void> => {
     const proofHeader = request.headers[recognitionProofHeaderName];
     if (principal.environment !== 'live' && proofHeader === undefined) return;
     await verifyRequestRecognition(tx, Array.isArray(proofHeader) ? proofHeader.join(',') : proofHeader, {
       tenantId: principal.tenantId,
-      purpose: spec.purpose,
+      purpose,
       method: request.method,
       path: request.url.split('?')[0]!,
       bodyBytes: request.rawBody ?? new Uint8Array(0),
@@ -39,7 +37,7 @@ export async function engineMutation(
     app.database,
     request,
     // The proof is checked on replays too: a stored answer (a capability token, say) is only for the agent.
-    { tenantId: principal.tenantId, operation: spec.operation, guard: checkRecognition },
+    { tenantId: principal.tenantId, operation, guard: checkRecognition },
     (tx) => work(tx, principal),
   );
   reply.code(result.status);

@@ -5,6 +5,7 @@ import { evidenceRoutes } from './routes/evidence.ts';
 import { fundRoutes } from './routes/fund.ts';
 import { intentRoutes } from './routes/intents.ts';
 import { ledgerRoutes } from './routes/ledger.ts';
+import { merkleRoutes } from './routes/merkle.ts';
 import { operatorIntentRoutes } from './routes/operator-intents.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { settlementRoutes } from './routes/settlement.ts';
@@ -12,6 +13,7 @@ import { settlementRoutes } from './routes/settlement.ts';
 export async function harbor(app: FastifyInstance): Promise<void> {
   await app.register(policyRoutes);
   await app.register(ledgerRoutes);
+  await app.register(merkleRoutes);
   await app.register(intentRoutes);
   await app.register(operatorIntentRoutes);
   await app.register(budgetRoutes);

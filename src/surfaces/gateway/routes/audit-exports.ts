@@ -1,5 +1,5 @@
 // Audit export routes (docs/audit-exports.md): create (the bundle is built at once), list, read
-// (optionally with a fresh download token), delete (idempotent), and the download route, which takes only a
+// (with a fresh download token while the bundle is ready), delete (idempotent), and the download route, which takes only a
 // download JWT for its job (config.access `{ download: 'audit-export' }`, src/plugins/access.ts).
 import type { FastifyInstance } from 'fastify';
 import { deleteAuditExport, findAuditExport, findAuditExportBundle, listAuditExports } from '../../../db/audit-export-repository.ts';
@@ -48,7 +48,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
     { config: { access: exporters }, schema: { body: createBody } },
     async (request, reply) => {
       const principal = principalOf(request);
-      const job = await createAuditExport(app.database, app.gatewayKeys.active, principal, request.body ?? {});
+      const job = await createAuditExport(app.database, app.gatewayKeys, principal, request.body ?? {});
       return reply.code(201).send({ ...presentAuditExport(job), ...(await issueDownloadToken(app.gatewayKeys, job)) });
     },
   );
@@ -87,8 +87,9 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId } = principalOf(request);
       const job = await app.database.tenant(tenantId, (tx) => findAuditExport(tx, tenantId, request.params.job_id));
       if (!job) throw new ServiceError('audit_export.not_found');
-      const wantsToken = request.query.issue_download === '1' || request.query.issue_download === 'true';
-      // A token only for a bundle that can still be downloaded.
+      // Like create, a read of a ready job carries a fresh download credential; `issue_download=0` (or `false`) asks
+      // for the record alone. A token only for a bundle that can still be downloaded.
+      const wantsToken = request.query.issue_download !== '0' && request.query.issue_download !== 'false';
       const download = wantsToken && job.status === 'ready' ? await issueDownloadToken(app.gatewayKeys, job) : {};
       return { ...presentAuditExport(job), ...download };
     },

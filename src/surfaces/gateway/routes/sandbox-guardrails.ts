@@ -3,7 +3,7 @@
 // comes from the credential alone: the bodies have no tenant field (an unknown field is 400), and any x-tenant-id
 // header is refused by the access hook (400 `request.tenant_header_refused`), as the public client expects.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Role } from '../../../credentials/roles.ts';
+import { lifecycle } from '../../../engine/lifecycle.ts';
 import { allowedToolLengthMax, evidenceArtifactsMax, sandboxRequestedSpendCentsMax } from '../../../limits.ts';
 import { principalOf } from '../../../plugins/access.ts';
 import type { Queryable } from '../../../infra/database.ts';
@@ -15,13 +15,13 @@ import {
   submitGuardrailEvidence,
   type BootstrapBody,
   type SandboxEvidenceBody,
-} from '../../../services/sandbox-guardrail-service.ts';
+} from '../../../engine/sandbox.ts';
 import { intentIdParams } from '../../harbor/routes/intents.ts';
 
-const guardrailRoles: readonly Role[] = ['admin', 'operator', 'agent'];
 /** The restricted-key scope of these routes (the client's MCP scope `sandbox:write`). */
 const guardrailScope = 'mcp.sandbox:write';
-const access = { roles: guardrailRoles, scope: guardrailScope, tenantHeader: 'refused' } as const;
+const bootstrapAccess = { roles: lifecycle.sandboxBootstrap.roles, scope: guardrailScope, tenantHeader: 'refused' } as const;
+const evidenceAccess = { roles: lifecycle.sandboxEvidence.roles, scope: guardrailScope, tenantHeader: 'refused' } as const;
 // A live tenant is refused (403) before its body is looked at.
 const preValidation = async (request: FastifyRequest) => assertSandboxTenant(principalOf(request));
 
@@ -80,9 +80,9 @@ async function guardrailCall(
 export async function sandboxGuardrailRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Body: BootstrapBody }>(
     '/v1/sandbox/guardrails/bootstrap',
-    { config: { access }, preValidation, schema: { body: bootstrapBody } },
+    { config: { access: bootstrapAccess }, preValidation, schema: { body: bootstrapBody } },
     (request, reply) =>
-      guardrailCall(app, request, reply, 'sandbox.bootstrap', async (tx) => ({
+      guardrailCall(app, request, reply, lifecycle.sandboxBootstrap.idempotencyOperation, async (tx) => ({
         status: 200,
         body: await bootstrapGuardrail(tx, principalOf(request), app.gatewayKeys, request.body),
         // The answer carries a capability token: never cached.
@@ -92,11 +92,11 @@ export async function sandboxGuardrailRoutes(app: FastifyInstance): Promise<void
 
   app.post<{ Params: { intent_id: string } }>(
     '/v1/sandbox/guardrails/:intent_id/evidence',
-    { config: { access }, preValidation, schema: { params: intentIdParams } },
+    { config: { access: evidenceAccess }, preValidation, schema: { params: intentIdParams } },
     (request, reply) => {
       const body = request.body ?? {};
       assertEvidenceBody(body);
-      return guardrailCall(app, request, reply, 'sandbox.evidence', async (tx) => ({
+      return guardrailCall(app, request, reply, lifecycle.sandboxEvidence.idempotencyOperation, async (tx) => ({
         status: 200,
         body: await submitGuardrailEvidence(tx, principalOf(request).tenantId, request.params.intent_id, body, app.engineEffects),
       }));

@@ -1,10 +1,10 @@
 // POST /harbor/intents/{id}/evidence: payee-signed evidence, evaluated against the intent's release rule.
 import type { FastifyInstance } from 'fastify';
 import { didLengthMax, evidenceArtifactsMax } from '../../../limits.ts';
-import { recordEvidence, type EvidenceBody } from '../../../services/evidence-service.ts';
-import { recognitionPurposes } from '../../../signing/recognition.ts';
+import { recordEvidence, type EvidenceBody } from '../../../engine/evidence.ts';
+import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
-import { intentIdParams, intentWriters } from './intents.ts';
+import { intentIdParams } from './intents.ts';
 
 const evidenceBody = {
   type: 'object',
@@ -24,9 +24,9 @@ const evidenceBody = {
 export async function evidenceRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { intent_id: string }; Body: EvidenceBody }>(
     '/intents/:intent_id/evidence',
-    { config: { access: { roles: intentWriters, scope: 'mcp.evidence:write' } }, schema: { params: intentIdParams, body: evidenceBody } },
+    { config: { access: { roles: lifecycle.evidence.roles, scope: 'mcp.evidence:write' } }, schema: { params: intentIdParams, body: evidenceBody } },
     (request, reply) =>
-      engineMutation(app, request, reply, { operation: 'intent.evidence', purpose: recognitionPurposes.evidenceSubmit }, async (tx, principal) => {
+      engineMutation(app, request, reply, 'evidence', async (tx, principal) => {
         const recorded = await recordEvidence(tx, principal.tenantId, request.params.intent_id, request.body);
         return {
           status: 200,

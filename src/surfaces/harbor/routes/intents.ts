@@ -5,8 +5,8 @@ import { findIntent, intentStates, listIntents, type IntentState } from '../../.
 import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
-import { createIntent } from '../../../services/intent-creation.ts';
-import { recognitionPurposes } from '../../../signing/recognition.ts';
+import { createIntent } from '../../../engine/create.ts';
+import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
 import { presentIntent } from '../present-intent.ts';
 
@@ -16,8 +16,6 @@ export const intentIdParams = {
   properties: { intent_id: { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' } },
 } as const;
 
-/** Roles that may move money through the engine (docs/roles.md); confirm is kept from agents. */
-export const intentWriters = ['admin', 'operator', 'agent'] as const;
 
 /** Every role reads intents; a restricted key needs the discovery scope (the client's `discovery:read` tools). */
 export const intentReaders = { roles: anyRole, scope: 'mcp.discovery:read' } as const;
@@ -26,9 +24,9 @@ export async function intentRoutes(app: FastifyInstance): Promise<void> {
   app.post(
     '/intents',
     // The body is checked inside, after the signing-version gate, so that a v4 envelope is "deprecated".
-    { config: { access: { roles: intentWriters, scope: 'mcp.spend:write' } }, schema: { body: { type: 'object' } } },
+    { config: { access: { roles: lifecycle.create.roles, scope: 'mcp.spend:write' } }, schema: { body: { type: 'object' } } },
     (request, reply) =>
-      engineMutation(app, request, reply, { operation: 'intent.create', purpose: recognitionPurposes.intentCreate }, async (tx, principal) => {
+      engineMutation(app, request, reply, 'create', async (tx, principal) => {
         const intent = await createIntent(tx, principal, request.body);
         return { status: 201, body: presentIntent(intent) };
       }),

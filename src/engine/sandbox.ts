@@ -10,16 +10,17 @@ import { ServiceError } from '../errors/service-error.ts';
 import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import { archetypePresets, compilePredicate, evaluate, findPreset, materializeTemplate, type PredicateEvaluation } from '../predicate/index.ts';
+import { archetypePresets, findPreset, materializeTemplate } from '../predicate/index.ts';
 import { railAdapterFor } from '../rails/index.ts';
-import { artifactsDigest, canonicalJsonBytes, jsonDigestBlake3, normalizedAllowedTools } from '../signing/digests.ts';
+import { canonicalJsonBytes, normalizedAllowedTools } from '../signing/digests.ts';
 import { bytesToHex } from '../signing/encoding.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
-import { normalizeOperation } from './capability-service.ts';
-import { assertEvidenceMatchesSchema, compileEvidenceSchema } from './evidence-schema.ts';
-import { issueCapabilityToken, recordFunding } from './funding-service.ts';
-import { settleIntent } from './settlement-service.ts';
-import type { EngineEffects } from '../engine/effects.ts';
+import { compileEvidenceSchema } from './evidence-schema.ts';
+import { issueCapabilityToken, recordFunding } from './fund.ts';
+import { settleIntent } from './settle.ts';
+import { evaluateEvidence } from './decide.ts';
+import type { EngineEffects } from './effects.ts';
+import { fromStates } from './lifecycle.ts';
 
 /** Guardrail intents settle on the x402 simulator: the rail every sandbox tenant has without configuration. */
 export const sandboxSettlementRail = 'x402_usdc_base';
@@ -195,7 +196,8 @@ export async function bootstrapGuardrail(
 async function lockGuardrailIntent(tx: Queryable, tenantId: string, intentId: string): Promise<LockedIntent> {
   const intent = await lockIntent(tx, tenantId, intentId.toLowerCase());
   if (!intent || intent.signingVersion !== 0) throw new ServiceError('intent.not_found');
-  if (intent.state !== 'funded') throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: ['funded'] } });
+  const allowed = fromStates('sandboxEvidence');
+  if (!allowed.includes(intent.state)) throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: allowed } });
   return intent;
 }
 
@@ -209,7 +211,8 @@ export async function submitGuardrailEvidence(
 ): Promise<Record<string, unknown>> {
   const intent = await lockGuardrailIntent(tx, tenantId, intentId);
   if (intent.deadline.getTime() <= nowMs) throw new ServiceError('intent.deadline_passed');
-  const operation = body.operation === undefined ? intent.allowedTools[0]! : normalizeOperation(body.operation);
+  // Normalized as the allowed tools are (trimmed, lowercased), and as capability verification compares them.
+  const operation = body.operation === undefined ? intent.allowedTools[0]! : normalizedAllowedTools([body.operation], 'operation')[0]!;
   if (!intent.allowedTools.includes(operation)) {
     throw new ServiceError('sandbox.operation_mismatch', { details: { allowed_tools: intent.allowedTools } });
   }
@@ -218,14 +221,7 @@ export async function submitGuardrailEvidence(
   // does not map, and is neither stored nor read.
   const payload = body.payload ?? {};
   const artifacts = body.artifacts ?? [];
-  assertEvidenceMatchesSchema(intent.evidenceSchema, payload);
-  const evaluation: PredicateEvaluation = evaluate(compilePredicate(intent.predicateDsl), {
-    evidence: payload,
-    evidenceSchema: intent.evidenceSchema,
-    amountCents: intent.amountCents,
-  });
-  const payloadDigest = Buffer.from(jsonDigestBlake3(payload, 'payload'));
-  const artifactsDigestBytes = Buffer.from(artifactsDigest(artifacts));
+  const { evaluation, payloadDigest, artifactsDigest: artifactsDigestBytes } = evaluateEvidence(intent, payload, artifacts);
   queueEvidenceInsert(tx, tenantId, {
     intentId: intent.intentId,
     payload,
@@ -240,13 +236,14 @@ export async function submitGuardrailEvidence(
     evaluation,
   });
   const recorded = queueEvidenceRecordedTransition(tx, intent, evaluation.passed);
-  const settlement = await settleIntent(tx, recorded, effects, nowMs, {
+  const toolCall = {
     operation,
     metadata: body.metadata,
     payloadDigestHex: bytesToHex(payloadDigest),
     artifactsDigestHex: bytesToHex(artifactsDigestBytes),
     predicatePassed: evaluation.passed,
-  });
+  };
+  const settlement = await settleIntent(tx, recorded, effects, { command: 'sandboxEvidence', nowMs, toolCall });
   return {
     tenant: tenantId,
     tenant_id: tenantId,

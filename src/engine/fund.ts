@@ -1,22 +1,32 @@
 // Funding an open intent through its rail's 402 handshake (spec: Errors 402;
 // docs/engine.md#funding--post-harborintentsidfund, docs/rails.md).
 //
-// No credential: 402 with the rail's challenge. A credential: the rail judges it against the challenge it names.
-// Success moves the money (ledger) and funds the intent, once: the intent row is locked for the whole
-// transaction, and a unique index allows one successful attempt per intent. Pending answers 202; the same
+// No credential: 402 with the rail's challenge. A credential: the rail judges it against the challenge it names,
+// called between two transactions with no lock held: the first claims the attempt, the second records the outcome
+// (docs/engine.md "Funding in two phases"). Success moves the money (ledger) and funds the intent, once: the
+// second phase re-checks under the intent's row lock, and a unique index allows one successful attempt per intent. Pending answers 202; the same
 // request re-sent is a poll. A decline or a refused credential answers 402 with a fresh challenge and moves
 // nothing.
 import { randomUUID } from 'node:crypto';
-import { findAttemptByChallengeStatement, queueAttemptUpdate, queueChallengeRecord, type FundingAttempt } from '../db/funding-attempt-repository.ts';
-import { lockIntentStatement, queueFundedTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
+import {
+  findAttemptByChallengeStatement,
+  findClaimedAttemptStatement,
+  queueAttemptClaim,
+  queueAttemptUpdate,
+  queueChallengeRecord,
+  queueClaimRelease,
+  type FundingAttempt,
+} from '../db/funding-attempt-repository.ts';
+import { lockIntentStatement, queueFundedTransition, queueStateGuard, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { findSettlementConfigStatement } from '../db/settlement-config-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
-import { capabilityTokenLifetimeMaxSeconds } from '../limits.ts';
+import { capabilityTokenLifetimeMaxSeconds, fundingClaimLeaseMs } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import type { EngineAnswer, ResponseHeaders } from '../engine/answer.ts';
+import type { CallOutside, EngineAnswer, ResponseHeaders } from './answer.ts';
+import { crashPoint } from './crash-points.ts';
 import {
   credentialReaders,
   paymentProblem,
@@ -29,8 +39,9 @@ import {
   type RailAdapter,
   type RailName,
 } from '../rails/index.ts';
-import { checkIntentState } from './evidence-service.ts';
-import { ledgerAccounts, queueLedgerTransaction } from './ledger-service.ts';
+import { checkIntentState } from './pipeline.ts';
+import { queueLedgerTransaction } from './ledger-posting.ts';
+import { fromStates, postingEntries, transitionOf } from './lifecycle.ts';
 
 export interface FundRequest {
   readonly principal: Principal;
@@ -56,20 +67,26 @@ function fundBody(intent: Intent, funding: Record<string, unknown>, extra: Recor
   };
 }
 
-export async function fundIntent(tx: Queryable, request: FundRequest): Promise<EngineAnswer> {
+/**
+ * The first phase of a fund request, under the intent's row lock (and the idempotency lock, when keyed): answers
+ * what needs no rail (a challenge, a refusal), or claims the attempt the credential names and hands on the rail
+ * call, which runs after this transaction commits, with no lock held (docs/engine.md "Funding in two phases").
+ */
+export async function fundIntent(tx: Queryable, request: FundRequest): Promise<EngineAnswer | CallOutside> {
   const { principal } = request;
   const intentId = request.intentId.toLowerCase();
   // Which rail applies is known only from the intent, but each rail's credential can be read without it: the
-  // attempt a credential names then travels in the first round trip with the intent (locked first, as before)
-  // and the tenant's rail configuration. A request presents one rail's header; one presenting both costs a
-  // second look-up, never a different answer.
+  // attempt a credential names then travels in the first round trip with the intent (locked first, as before),
+  // the tenant's rail configuration and any claim on the intent. A request presenting both rails' headers costs
+  // a second look-up, never a different answer.
   const presented = presentedCredentials(request.headers);
-  const [found, config, ...attempts] = await tx.batch([
+  const [found, config, claimed, ...attempts] = await tx.batch([
     lockIntentStatement(principal.tenantId, intentId),
     findSettlementConfigStatement(principal.tenantId),
+    findClaimedAttemptStatement(principal.tenantId, intentId),
     ...presented.map(({ rail, credential }) => findAttemptByChallengeStatement(principal.tenantId, intentId, rail, credential.challengeId)),
   ]);
-  const intent = checkIntentState(found, ['open']);
+  const intent = checkIntentState(found, fromStates('fund'));
   if (intent.deadline.getTime() <= Date.now()) throw new ServiceError('intent.deadline_passed');
   const adapter = railAdapterFor(intent.settlementRail, { environment: principal.environment, config, currency: intent.currency });
   const context: FundingContext = {
@@ -90,21 +107,47 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
     return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, paymentProblem('malformed-credential', credential.reason));
   }
   const attempt = attempts[presentedIndex];
-  let outcome: CredentialOutcome;
+  if (claimed) {
+    // A rail call for this intent is under way, or its process died between the phases. Only the same credential
+    // may take a claim over, and only once its lease has run out: another credential reaching its rail now could
+    // charge the principal twice for one funding.
+    const sameCall = attempt?.attemptId === claimed.attemptId && claimed.credentialDigest?.equals(credential.digest) === true;
+    const leaseOver = claimed.claimedAt!.getTime() + fundingClaimLeaseMs <= intent.transactionTime.getTime();
+    if (!sameCall || !leaseOver) {
+      throw new ServiceError('idempotency.request_in_progress', {
+        message: 'A funding credential for this intent is being processed by its rail; retry shortly with the same request.',
+      });
+    }
+  }
   let poll = false;
+  let live: FundingAttempt | undefined;
   if (attempt?.status === 'pending') {
     if (!attempt.credentialDigest?.equals(credential.digest)) {
       const problem = paymentProblem('invalid-challenge', 'Another credential for this challenge is being processed; poll with that one.');
       return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, problem);
     }
-    outcome = await adapter.poll(context, { reference: attempt.reference ?? '', stored: attempt.challenge });
     poll = true;
-  } else {
+  } else if (attempt?.status === 'challenged') {
     // A declined challenge is spent; a credential naming it is judged as naming no challenge.
-    const live = attempt && attempt.status === 'challenged' ? attempt : undefined;
-    outcome = await adapter.authorize(context, credential, live?.challenge);
+    live = attempt;
   }
-  return settleOutcome(tx, request, { adapter, context, intent, attempt, outcome, credentialDigest: credential.digest, poll });
+  const claimedAttempt = poll || live ? attempt : undefined;
+  if (claimedAttempt) queueAttemptClaim(tx, principal.tenantId, claimedAttempt.attemptId, credential.digest);
+  return {
+    outside: async () => {
+      crashPoint('fund.after_phase1');
+      const outcome = poll
+        ? await adapter.poll(context, { reference: attempt!.reference ?? '', stored: attempt!.challenge })
+        : await adapter.authorize(context, credential, live?.challenge);
+      return async (tx2) => {
+        // Phase 2 reads nothing: what it writes is guarded (the intent still open, the claim still this
+        // credential's) and travels with COMMIT; a guard that misses fails the message, and the command starts
+        // over from phase 1 (runIdempotentPhases).
+        queueStateGuard(tx2, intent, 'open');
+        return settleOutcome(tx2, request, { adapter, context, intent, attempt: claimedAttempt, outcome, credentialDigest: credential.digest, poll });
+      };
+    },
+  };
 }
 
 /** A well-formed credential a fund request presents, and the rail whose header carried it. */
@@ -137,7 +180,10 @@ async function settleOutcome(
   },
 ): Promise<EngineAnswer> {
   const { adapter, context, intent, attempt, outcome } = step;
-  if (outcome.status === 'rejected') return challenge(tx, adapter, context, intent, outcome.funding, outcome.problem);
+  if (outcome.status === 'rejected') {
+    if (attempt) queueClaimRelease(tx, context.tenantId, attempt.attemptId, step.credentialDigest);
+    return challenge(tx, adapter, context, intent, outcome.funding, outcome.problem);
+  }
   // Every judged credential names a recorded challenge: the rail rejects one that names none.
   if (!attempt) throw new Error(`rail ${adapter.rail} judged a credential without a recorded challenge as ${outcome.status}`);
   const reference = outcome.status === 'declined' ? null : outcome.reference;
@@ -161,15 +207,13 @@ async function settleOutcome(
  * simulator both end here. */
 export function recordFunding(tx: Queryable, intent: LockedIntent, rail: string, reference: string): LockedIntent {
   const funded = queueFundedTransition(tx, intent, reference);
+  const posting = transitionOf('fund', 'open', 'funded').posting!;
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId: randomUUID(),
     intentId: intent.intentId,
-    eventKind: 'fund',
+    eventKind: posting.eventKind,
     currency: intent.currency,
-    entries: [
-      { account: ledgerAccounts.escrow(intent.intentId), side: 'debit', amountCents: intent.amountCents },
-      { account: ledgerAccounts.railFunding(rail), side: 'credit', amountCents: intent.amountCents },
-    ],
+    entries: postingEntries(posting, intent, rail),
   });
   return funded;
 }

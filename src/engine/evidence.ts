@@ -1,0 +1,27 @@
+// The `evidence` command (docs/engine.md#evidence--post-harborintentsidevidence): the intent locked and checked
+// against the lifecycle table, the payee-signed evidence decided (src/engine/decide.ts: signature, schema, rule),
+// then the evidence row and the transition to evidence_recorded written, whether the rule passed or not; confirm
+// acts on it.
+import { queueEvidenceInsert } from '../db/evidence-repository.ts';
+import { queueEvidenceRecordedTransition, type Intent } from '../db/intent-repository.ts';
+import type { Queryable } from '../infra/database.ts';
+import type { PredicateEvaluation } from '../predicate/index.ts';
+import { decideEvidence, type EvidenceBody } from './decide.ts';
+import { lockForCommand } from './pipeline.ts';
+
+export type { EvidenceBody };
+
+export interface RecordedEvidence {
+  readonly intent: Intent;
+  readonly evaluation: PredicateEvaluation;
+  readonly payloadDigestHex: string;
+  readonly artifactsDigestHex: string;
+}
+
+export async function recordEvidence(tx: Queryable, tenantId: string, intentId: string, body: EvidenceBody, nowMs = Date.now()): Promise<RecordedEvidence> {
+  const intent = await lockForCommand(tx, tenantId, intentId, 'evidence');
+  const decision = decideEvidence(intent, tenantId, body, nowMs);
+  queueEvidenceInsert(tx, tenantId, decision.record);
+  const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed);
+  return { intent: recorded, evaluation: decision.evaluation, payloadDigestHex: decision.payloadDigestHex, artifactsDigestHex: decision.artifactsDigestHex };
+}

@@ -1,0 +1,32 @@
+// The lifecycle's `expire` command (src/engine/lifecycle.ts), run by the maintenance sweeper: funded intents past
+// their deadline are refunded, each in its own tenant transaction, with the terminal effects of any settlement.
+import { ServiceError } from '../errors/service-error.ts';
+import { maintenanceIntentsPerPassMax } from '../limits.ts';
+import type { Database } from '../infra/database.ts';
+import type { EngineEffects } from './effects.ts';
+import { lockForCommand } from './pipeline.ts';
+import { settleIntent } from './settle.ts';
+
+/** Each intent is settled in its own tenant transaction; one that moved meanwhile (evidence arrived, a confirm
+ * won the race) is skipped, not an error. */
+export async function expireIntents(database: Database, effects: EngineEffects, now: Date): Promise<number> {
+  const expired = await database.system(async (tx) =>
+    (await tx.query<{ tenant_id: string; intent_id: string }>(
+      // The state is a literal, as the partial index intents_expiring has it (an index a parameter cannot use); the
+      // lock below checks it against the lifecycle table.
+      `SELECT tenant_id, intent_id FROM intents WHERE state = 'funded' AND deadline <= $1 ORDER BY deadline LIMIT $2`,
+      [now, maintenanceIntentsPerPassMax],
+    )).rows,
+  );
+  let refunded = 0;
+  for (const { tenant_id: tenantId, intent_id: intentId } of expired) {
+    try {
+      await database.tenant(tenantId, async (tx) =>
+        settleIntent(tx, await lockForCommand(tx, tenantId, intentId, 'expire'), effects, { command: 'expire', nowMs: now.getTime() }));
+      refunded += 1;
+    } catch (error) {
+      if (!(error instanceof ServiceError)) throw error;
+    }
+  }
+  return refunded;
+}

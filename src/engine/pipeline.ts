@@ -1,0 +1,211 @@
+// The engine's command pipeline (docs/engine.md "The command pipeline"): the recognition guard, idempotency (the
+// key's lock, or the stored answer replayed), the intent loaded and locked and its state checked against the
+// lifecycle table, the command's decision, the writes, and the stored answer, in one tenant transaction; a command
+// that must call a rail splits around the call into two (docs/engine.md "Funding in two phases").
+//
+// Idempotency, in Postgres and correct across processes: a transaction-scoped advisory lock on (tenant, operation,
+// key) admits one request at a time, and a duplicate that arrives while the first runs gets 409
+// `idempotency.request_in_progress`. Once an answer is stored it is served to every replay without regard to the
+// lock, so concurrent replays of a finished request never turn each other away. The stored answer is written in the
+// same transaction as the work, so a crash leaves neither the work nor the record, and the retry runs afresh. Only
+// final answers are stored: a 402 challenge or a 202 pending answer is not, so the same request re-sent with a rail
+// credential (or as a poll) runs again, as the rails' handshake needs.
+import { createHash } from 'node:crypto';
+import { lockIntent, type Intent, type IntentState, type LockedIntent } from '../db/intent-repository.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import { isUniqueViolation, type Database, type Queryable, type Statement } from '../infra/database.ts';
+import type { CallOutside, EngineAnswer, ResponseHeaders } from './answer.ts';
+import { fromStates, type CommandName, type LifecycleOperation } from './lifecycle.ts';
+
+export interface IdempotentResult extends EngineAnswer {
+  readonly replayed: boolean;
+}
+
+/** The operations the service makes idempotent: the lifecycle's commands and capability verification. Each key is
+ * scoped to one of them. */
+export type IdempotentOperation = LifecycleOperation | 'capability.verify';
+
+/** A request's idempotency key and what makes two requests "the same" (method, path and body bytes, hashed). */
+export interface IdempotencyRecord {
+  readonly key: string;
+  readonly fingerprint: Buffer;
+}
+
+export interface CommandScope {
+  readonly tenantId: string;
+  readonly operation: IdempotentOperation;
+  /** Absent when the request carries no idempotency key. */
+  readonly record?: IdempotencyRecord | undefined;
+  /** Runs first on every request, replays included: a check that authenticates the request (a recognition proof)
+   * must not be skipped by replaying. */
+  readonly guard?: ((tx: Queryable) => Promise<void>) | undefined;
+}
+
+/** Final answers: successes except 202 (pending, to be polled). 402 and errors are never stored. */
+const isFinal = (status: number): boolean => status >= 200 && status < 300 && status !== 202;
+
+/** A signed 64-bit lock id from the key's scope; a collision only makes one request wait its turn (409). */
+export function idempotencyLockId(tenantId: string, operation: string, key: string): string {
+  return createHash('sha256').update(`${tenantId}\u0000${operation}\u0000${key}`).digest().readBigInt64BE(0).toString();
+}
+
+/** The intent a command acts on, locked until the transaction ends: 404 when the tenant has none by that id, 409
+ * unless it is in one of the states the lifecycle table lets `command` start from. */
+export async function lockForCommand(tx: Queryable, tenantId: string, intentId: string, command: CommandName): Promise<LockedIntent> {
+  return checkIntentState(await lockIntent(tx, tenantId, intentId.toLowerCase()), fromStates(command));
+}
+
+/** `intent` when it exists and is in one of `states`: 404 when it does not exist, 409 when it is elsewhere. */
+export function checkIntentState<T extends Intent>(intent: T | undefined, states: readonly IntentState[]): T {
+  if (!intent) throw new ServiceError('intent.not_found');
+  if (!states.includes(intent.state)) {
+    throw new ServiceError('intent.invalid_state', { details: { state: intent.state, allowed_states: states } });
+  }
+  return intent;
+}
+
+/**
+ * Runs a command: phase 1 (the guard and `begin`) in a tenant transaction holding the idempotency lock, which
+ * answers, or hands on a call to make outside any transaction (a rail). Then the call runs with no transaction and
+ * no lock, and phase 2 writes its outcome and stores the final answer in one guarded message, or starts the
+ * command over. Without a key, the same, minus the lock and the stored answer.
+ */
+export async function runCommand(
+  database: Database,
+  scope: CommandScope,
+  begin: (tx: Queryable) => Promise<EngineAnswer | CallOutside>,
+): Promise<IdempotentResult> {
+  const guard = scope.guard ?? (async () => {});
+  for (let round = 1; ; round += 1) {
+    const first = await retryingConflicts(() =>
+      idempotentTransaction(database, scope, 'try', async (tx) => {
+        await guard(tx);
+        return begin(tx);
+      }),
+    );
+    if (!('outside' in first)) return first;
+    const finish = await first.outside();
+    // Phase 2 is one message: its writes are guarded (compare and set) and travel with COMMIT, the stored answer
+    // with them. A guard that misses or a stored answer already there fails the message and nothing commits: the
+    // state moved between the phases, and the command starts over from phase 1, which answers from the new state.
+    const second = await retryingConflicts(() => idempotentTransaction(database, scope, 'wait', finish)).catch((error: unknown) => {
+      if (movedMeanwhile(error)) return undefined;
+      throw error;
+    });
+    if (second !== undefined) return second;
+    if (round === phasedRoundsMax) throw new Error(`${scope.operation}: the state moved between the phases ${round} times`);
+  }
+}
+
+/** Rounds a phased command may start over before giving up: each restart means another request moved the same
+ * intent between this one's phases, which a third time is no coincidence but a bug. */
+const phasedRoundsMax = 3;
+
+/** Times a transaction of a command is run again after Postgres rolled it back for a deadlock or a serialization
+ * failure. Locks are taken in one order (the idempotency key, the intent, its funding attempts), so this is a
+ * safety net, not a path: nothing of a rolled-back transaction committed, and running it again is the answer. */
+const conflictRetriesMax = 3;
+
+async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = (error as { code?: unknown } | undefined)?.code;
+      if ((code !== '40P01' && code !== '40001') || attempt > conflictRetriesMax) throw error;
+    }
+  }
+}
+
+/** A guard of phase 2 missed (expect_one_row: cardinality_violation) or a unique index refused a second outcome. */
+function movedMeanwhile(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === '21000' || isUniqueViolation(error);
+}
+
+/** One tenant transaction of an idempotent command: replays a stored answer, else runs `work` and stores its final
+ * answer with it. `lock` 'try' answers 409 when another request holds the key; 'wait' (phase 2) waits for the key's
+ * lock and does not look: its stored answer's primary key refuses a second one. Phase 2 holds the key while it
+ * commits its outcome and stored answer, so a duplicate's phase 1 sees either both (a replay) or neither (the intent
+ * as it was, and the claim: 409 `idempotency.request_in_progress`), never the outcome without its answer. */
+async function idempotentTransaction<R extends object | undefined>(
+  database: Database,
+  scope: CommandScope,
+  lock: 'try' | 'wait',
+  work: (tx: Queryable) => Promise<EngineAnswer | R>,
+): Promise<IdempotentResult | Exclude<R, EngineAnswer>> {
+  const { record } = scope;
+  if (record === undefined) {
+    return database.tenant(scope.tenantId, async (tx) => {
+      const done = await work(tx);
+      return isAnswer(done) ? { ...done, replayed: false } : (done as unknown as Exclude<R, EngineAnswer>);
+    });
+  }
+  return database.tenant(scope.tenantId, async (tx) => {
+    if (lock === 'wait') {
+      // First in the message, before any row lock of the work: the key, then the intent, the order phase 1 takes.
+      tx.beforeCommit({ text: 'SELECT pg_advisory_xact_lock($1)', values: [idempotencyLockId(scope.tenantId, scope.operation, record.key)] });
+      return storeFinal(tx, scope, record, await work(tx));
+    }
+    // The lock and the look-up share a round trip but not a snapshot: each statement of a batch reads what was
+    // committed when it starts, so a first request that commits and unlocks in between is seen by the look-up.
+    const [locked, stored] = await tx.batch([
+      tryAdvisoryLockStatement(idempotencyLockId(scope.tenantId, scope.operation, record.key)),
+      findRecordStatement(scope.tenantId, scope.operation, record.key),
+    ]);
+    if (stored) {
+      // A stored answer is final and never changes, so it is served whoever holds the lock: concurrent replays
+      // each hold it for their own short transaction, and none of them is a first request still running.
+      await scope.guard?.(tx);
+      if (!stored.fingerprint.equals(record.fingerprint)) throw new ServiceError('idempotency.key_reused');
+      return { status: stored.status, headers: stored.headers, body: JSON.parse(stored.body) as unknown, replayed: true };
+    }
+    // No answer yet and the lock held elsewhere: the first request is still running (its answer is not committed).
+    if (!locked) throw new ServiceError('idempotency.request_in_progress');
+    return storeFinal(tx, scope, record, await work(tx));
+  });
+}
+
+/** Queues the stored answer of a final answer, to travel with COMMIT; passes on what is not an answer. */
+function storeFinal<R>(
+  tx: Queryable,
+  scope: { tenantId: string; operation: IdempotentOperation },
+  { key, fingerprint }: { key: string; fingerprint: Buffer },
+  done: EngineAnswer | R,
+): IdempotentResult | Exclude<R, EngineAnswer> {
+  if (!isAnswer(done)) return done as unknown as Exclude<R, EngineAnswer>;
+  if (isFinal(done.status)) {
+    tx.beforeCommit({
+      text: `INSERT INTO idempotency_records (tenant_id, operation, idempotency_key, fingerprint, response_status, response_headers, response_body)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      values: [scope.tenantId, scope.operation, key, fingerprint, done.status, JSON.stringify(done.headers ?? {}), JSON.stringify(done.body)],
+    });
+  }
+  return { ...done, replayed: false };
+}
+
+const isAnswer = (value: unknown): value is EngineAnswer =>
+  typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'number';
+
+function tryAdvisoryLockStatement(lockId: string): Statement<boolean> {
+  return { text: 'SELECT pg_try_advisory_xact_lock($1) AS locked', values: [lockId], read: ({ rows }) => rows[0].locked === true };
+}
+
+interface StoredAnswer {
+  readonly fingerprint: Buffer;
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  readonly body: string;
+}
+
+function findRecordStatement(tenantId: string, operation: string, key: string): Statement<StoredAnswer | undefined> {
+  return {
+    text: `SELECT fingerprint, response_status, response_headers, response_body FROM idempotency_records
+           WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`,
+    values: [tenantId, operation, key],
+    read: ({ rows }) => {
+      const row = rows[0] as { fingerprint: Buffer; response_status: number; response_headers: ResponseHeaders; response_body: string } | undefined;
+      return row && { fingerprint: row.fingerprint, status: row.response_status, headers: row.response_headers, body: row.response_body };
+    },
+  };
+}

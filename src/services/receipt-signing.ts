@@ -1,0 +1,206 @@
+// What every receipt this service issues goes through (docs/protocol.md#receipts): signed by the gateway's active
+// key as an `ed25519-sha256-json-v1` artifact, appended to the tenant's transparency log, stored; and what every
+// receipt verify route does with a received one.
+import { sign } from 'node:crypto';
+import { insertReceiptUnlessTaken, queueReceiptInsert, queueReceiptInsertAfterLeaf, type NewReceipt, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
+import { ServiceError } from '../errors/service-error.ts';
+import type { Queryable } from '../infra/database.ts';
+import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
+import { artifactKinds, type ArtifactKindName } from '../signing/artifact-kinds.ts';
+import { canonicalArtifactBytes, signArtifact, verifyArtifact } from '../signing/artifacts.ts';
+import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
+import { appendLeafStatement, logPositionOf } from './transparency-log.ts';
+
+/** The fields of a signed wire that are not hashed: left out to get back the canonical body. */
+const materialFields = new Set(['signing_algorithm', 'signature_algorithm', 'message_digest_sha256_hex', 'signed_payload_sha256_hex',
+  'signing_public_key_ed25519_hex', 'ed25519_signature_hex', 'operator_attestation']);
+
+export interface SignedReceipt {
+  readonly kind: ArtifactKindName;
+  readonly receiptId: string;
+  /** The wire object: canonical fields in their order, then the material fields. */
+  readonly wire: Record<string, unknown>;
+  /** The bytes the digest covers, which are also the log leaf's data. */
+  readonly canonicalBytes: Uint8Array;
+}
+
+// A signer per key object, built once: the key's public half is parsed once, not per receipt.
+const signers = new WeakMap<GatewayKey, Ed25519Signer>();
+
+function signerOf(key: GatewayKey): Ed25519Signer {
+  let signer = signers.get(key);
+  if (!signer) {
+    const privateKey = key.privateKey;
+    signer = { publicKey: ed25519PublicKey(Buffer.from(key.publicKeyHex, 'hex')), sign: (message) => new Uint8Array(sign(null, message, privateKey)) };
+    signers.set(key, signer);
+  }
+  return signer;
+}
+
+/** The canonical body of a wire: everything but the material fields. */
+export function canonicalBodyOf(wire: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(wire).filter(([name]) => !materialFields.has(name)));
+}
+
+export function signReceipt(kind: ArtifactKindName, body: Record<string, unknown>, keyring: GatewayKeyring): SignedReceipt {
+  const wire = signArtifact(kind, body, signerOf(keyring.active));
+  return { kind, receiptId: wire.receipt_id as string, wire, canonicalBytes: canonicalArtifactBytes(canonicalBodyOf(wire)) };
+}
+
+export interface ReceiptPlacement {
+  readonly family: NewReceipt['family'];
+  readonly intentId: string;
+  readonly scope?: NewReceipt['scope'];
+  readonly toolCallId?: string;
+}
+
+const newReceiptRow = (receipt: SignedReceipt, placement: ReceiptPlacement, leafIndex: number): NewReceipt => ({
+  family: placement.family,
+  receiptId: receipt.receiptId,
+  kind: receipt.kind,
+  intentId: placement.intentId,
+  wireText: JSON.stringify(receipt.wire),
+  leafIndex,
+  ...(placement.scope ? { scope: placement.scope } : {}),
+  ...(placement.toolCallId ? { toolCallId: placement.toolCallId } : {}),
+});
+
+const leafOf = (receipt: SignedReceipt) => ({ kind: receipt.kind, artifactId: receipt.receiptId, canonicalBytes: receipt.canonicalBytes, artifact: receipt.wire });
+
+/**
+ * Appends receipts to the tenant's log, in one round trip, and queues their inserts to travel with COMMIT. The caller
+ * holds the lock that makes their ids free (an intent's row lock: an intent settles once), so the inserts cannot
+ * conflict; should one ever, the commit fails and with it the leaves and the state change.
+ */
+export async function recordReceipts(
+  tx: Queryable,
+  tenantId: string,
+  receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
+): Promise<number[]> {
+  const appended = await tx.batch(receipts.map(({ receipt }) => appendLeafStatement(tenantId, leafOf(receipt))));
+  receipts.forEach(({ receipt, placement }, index) => queueReceiptInsert(tx, tenantId, newReceiptRow(receipt, placement, appended[index]!.leafIndex)));
+  return appended.map((leaf) => leaf.leafIndex);
+}
+
+/**
+ * Queues, for each receipt, its log append and its insert to travel with COMMIT: no round trip of their own, and the
+ * tenant's log head is locked only for the commit itself. For the engine's terminal transition, whose intent row lock
+ * makes the receipt ids free (an intent settles once); should an insert ever conflict, the commit fails, and with it
+ * the leaves, the ledger posting and the state change.
+ */
+export function queueReceipts(
+  tx: Queryable,
+  tenantId: string,
+  receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
+): void {
+  for (const { receipt, placement } of receipts) {
+    tx.beforeCommit(appendLeafStatement(tenantId, leafOf(receipt)));
+    const { leafIndex: _unknownYet, ...row } = newReceiptRow(receipt, placement, 0);
+    queueReceiptInsertAfterLeaf(tx, tenantId, row);
+  }
+}
+
+/** Appends one receipt and stores it at once; false when a receipt of its family already has the id, and the caller
+ * must then fail its transaction, since the leaf is already appended. */
+export async function recordReceiptNow(tx: Queryable, tenantId: string, receipt: SignedReceipt, placement: ReceiptPlacement): Promise<boolean> {
+  const { leafIndex } = await tx.run(appendLeafStatement(tenantId, leafOf(receipt)));
+  return insertReceiptUnlessTaken(tx, tenantId, newReceiptRow(receipt, placement, leafIndex));
+}
+
+/** A stored receipt as the read routes answer it: the wire under `receipt`, with its place in the log and, once a
+ * signed tree head covers it, the inclusion proof against that head. */
+export async function presentStoredReceipt(tx: Queryable, tenantId: string, stored: StoredReceipt, withProof: boolean): Promise<Record<string, unknown>> {
+  const position = withProof && stored.leafIndex !== null ? await logPositionOf(tx, tenantId, stored.leafIndex) : undefined;
+  return {
+    kind: stored.kind,
+    receipt_id: stored.receiptId,
+    tenant_id: tenantId,
+    ...(stored.scope === null ? {} : { scope: stored.scope }),
+    intent_id: stored.intentId,
+    receipt: stored.wire,
+    leaf_index: stored.leafIndex,
+    ...(withProof ? { inclusion_proof: position ?? null } : {}),
+  };
+}
+
+/** Codes of a `valid: false` verdict: each says what is wrong with the artifact (not with the call). */
+const verdictCodes = new Set<ErrorCode>([
+  'artifact.schema_version_unsupported',
+  'artifact.kind_unknown',
+  'artifact.kind_mismatch',
+  'artifact.malformed',
+  'artifact.signature_invalid',
+  'artifact.algorithm_unsupported',
+  'artifact.key_untrusted',
+  'artifact.signing_key_retired',
+  'artifact.tenant_mismatch',
+]);
+
+export type ArtifactVerdict =
+  | { readonly valid: true; readonly kind: ArtifactKindName; readonly body: Record<string, unknown>; readonly messageDigestHex: string; readonly signingPublicKeyHex: string }
+  | { readonly valid: false; readonly code: ErrorCode; readonly message: string; readonly details?: Record<string, unknown> };
+
+function refuse(code: ErrorCode, details?: Record<string, unknown>): never {
+  throw new ServiceError(code, details ? { details } : {});
+}
+
+/**
+ * Verifies a received artifact for a route that takes `routeKinds`, in this order: schema_version (before anything
+ * else, never hashed when unknown), kind (known, and one this route takes), signature against the embedded key,
+ * then who signed: `trust` decides (a deployment key that is not retired, for receipts), and last the tenant the
+ * artifact names (`tenantOf`) must be the caller's. Every refusal is a verdict with its own code.
+ */
+export function verifyForRoute(
+  wire: unknown,
+  options: {
+    readonly routeKinds: readonly ArtifactKindName[];
+    readonly tenantId: string;
+    readonly tenantOf: (body: Record<string, unknown>) => unknown;
+    readonly trust: (signingPublicKeyHex: string) => void;
+  },
+): ArtifactVerdict {
+  try {
+    if (typeof wire !== 'object' || wire === null || Array.isArray(wire)) refuse('artifact.malformed', { field: 'artifact', reason: 'must be a JSON object' });
+    const { schema_version: schemaVersion, kind } = wire as Record<string, unknown>;
+    const supported = options.routeKinds.flatMap((name) => artifactKinds.get(name)!.schemaVersions);
+    if (typeof schemaVersion !== 'number' || !supported.includes(schemaVersion)) {
+      refuse('artifact.schema_version_unsupported', { field: 'schema_version', value: schemaVersion ?? null });
+    }
+    if (typeof kind !== 'string' || !artifactKinds.has(kind)) refuse('artifact.kind_unknown', { field: 'kind' });
+    if (!options.routeKinds.includes(kind as ArtifactKindName)) refuse('artifact.kind_mismatch', { kind, route_kinds: [...options.routeKinds] });
+    const verified = verifyArtifact(wire);
+    options.trust(verified.signingPublicKeyHex);
+    if (options.tenantOf(verified.body) !== options.tenantId) refuse('artifact.tenant_mismatch');
+    return { valid: true, kind: verified.kind, body: verified.body, messageDigestHex: verified.messageDigestHex, signingPublicKeyHex: verified.signingPublicKeyHex };
+  } catch (error) {
+    if (error instanceof ServiceError && verdictCodes.has(error.code)) {
+      return { valid: false, code: error.code, message: error.message, ...(error.details ? { details: error.details as Record<string, unknown> } : {}) };
+    }
+    throw error;
+  }
+}
+
+/** Receipts are trusted when a published gateway key signed them; a retired one is told apart. */
+export function deploymentKeyTrust(keyring: GatewayKeyring): (signingPublicKeyHex: string) => void {
+  return (signingPublicKeyHex) => {
+    const key = keyring.verificationKeys.find((candidate) => candidate.publicKeyHex === signingPublicKeyHex);
+    if (!key) refuse('artifact.key_untrusted', { field: 'signing_public_key_ed25519_hex' });
+    if (key.status === 'retired') refuse('artifact.signing_key_retired', { kid: key.kid });
+  };
+}
+
+/** The answer of a receipt verify route. */
+export function verdictAnswer(verdict: ArtifactVerdict, wire: unknown): Record<string, unknown> {
+  if (!verdict.valid) {
+    return { valid: false, code: verdict.code, message: verdict.message ?? errorCatalogue[verdict.code].message, ...(verdict.details ? { details: verdict.details } : {}) };
+  }
+  return {
+    valid: true,
+    kind: verdict.kind,
+    receipt_id: verdict.body.receipt_id,
+    tenant_id: verdict.body.tenant_id,
+    message_digest_sha256_hex: verdict.messageDigestHex,
+    receipt: wire,
+  };
+}

@@ -1,0 +1,74 @@
+// The operator console at /console: server-rendered HTML with a little vanilla JavaScript, served by this process
+// with no build step (docs/console.md). Every page and action calls the service's own HTTP API in-process with the
+// session's bearer (api.ts), so the console adds no rule of its own.
+import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { consoleFormBytesMax } from '../../limits.ts';
+import { notFoundPage, send, consoleAccess, type FormBody } from './routing.ts';
+import { apiKeyPages } from './pages/api-keys.ts';
+import { devicePages } from './pages/device.ts';
+import { exportPages } from './pages/exports.ts';
+import { intentPages } from './pages/intents.ts';
+import { overviewPages } from './pages/overview.ts';
+import { policyPages } from './pages/policies.ts';
+import { registeredKeyPages } from './pages/registered-keys.ts';
+import { settlementPages } from './pages/settlement.ts';
+import { signInPages } from './pages/sign-in.ts';
+import { standingPages } from './pages/standing.ts';
+
+/** Read once at start: the stylesheet and script ship in the repository, nothing is fetched at run time. */
+const assets = new Map<string, { type: string; body: Buffer }>(
+  (
+    [
+      ['console.css', 'text/css; charset=utf-8'],
+      ['console.js', 'text/javascript; charset=utf-8'],
+    ] as const
+  ).map(([name, type]) => [name, { type, body: fs.readFileSync(new URL(`./assets/${name}`, import.meta.url)) }]),
+);
+
+/** No inline script or style, no other origin, no framing; pages never leak their URL to another site. */
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/** A form body: `name=value` pairs, a repeated name (checkboxes) becoming a list. */
+function parseForm(text: string): FormBody {
+  const body: FormBody = Object.create(null);
+  for (const [name, value] of new URLSearchParams(text)) {
+    const existing = body[name];
+    body[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
+  }
+  return body;
+}
+
+export async function consoleSurface(app: FastifyInstance): Promise<void> {
+  // Encapsulated: only console routes take form bodies; the API keeps JSON alone.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: consoleFormBytesMax }, (_request, body, done) => {
+    done(null, parseForm(body as string));
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('content-security-policy', contentSecurityPolicy);
+    reply.header('x-frame-options', 'DENY');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    return payload;
+  });
+
+  app.get<{ Params: { name: string } }>('/assets/:name', { config: consoleAccess }, async (request, reply) => {
+    const asset = assets.get(request.params.name);
+    if (!asset) return send(reply, { status: 404, html: notFoundPage(undefined, request.id) });
+    return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => send(reply, { status: 404, html: notFoundPage({ code: 'request.route_not_found', message: 'No console page has this address.' }, request.id) }));
+
+  await app.register(signInPages);
+  await app.register(overviewPages);
+  await app.register(intentPages);
+  await app.register(apiKeyPages);
+  await app.register(registeredKeyPages);
+  await app.register(policyPages);
+  await app.register(settlementPages);
+  await app.register(exportPages);
+  await app.register(standingPages);
+  await app.register(devicePages);
+}

@@ -1,0 +1,93 @@
+// API keys: create (role, name, and for a restricted key its scopes; the secret is shown once, with a copy
+// button), list with last use, revoke. Admin routes: other roles do not see this page's controls, and the API
+// refuses them anyway.
+import type { FastifyInstance } from 'fastify';
+import { knownScopes, scopeDefinitions } from '../../../credentials/mcp-scopes.ts';
+import { roles } from '../../../credentials/roles.ts';
+import { queryString, type ApiError } from '../api.ts';
+import type { ConsoleContext } from '../context.ts';
+import { html, when, type Html } from '../html.ts';
+import { errorBox, field, form, notice, page, select, table } from '../layout.ts';
+import { formValue, formValues, getPage, postAction } from '../routing.ts';
+
+interface ApiKeyView {
+  key_id: string;
+  role: string;
+  name: string | null;
+  key_kind: string;
+  scopes: string[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const keyIdPattern = /^key_[0-9a-f]{32}$/;
+const descriptionOf = new Map(scopeDefinitions.map((definition) => [definition.id, definition.description]));
+
+function createForm(context: ConsoleContext): Html {
+  const scopes = knownScopes().map((scope, index) => html`<div class="choice"><input type="checkbox" id="scope-${index}" name="scopes" value="${scope}"><label for="scope-${index}"><code>${scope}</code> <span class="hint">${descriptionOf.get(scope.split(':')[0]!) ?? ''}</span></label></div>`);
+  return html`<section class="card" aria-labelledby="create-heading"><h2 id="create-heading">Create a key</h2>
+${form(context.csrfToken, '/console/api-keys', html`<div class="row">
+${field({ name: 'name', label: 'Name', hint: 'What the key is for, e.g. "billing agent".' })}
+${select({ name: 'role', label: 'Role', value: 'agent', options: roles.map((role) => [role, role] as const) })}
+${select({ name: 'key_kind', label: 'Kind', value: 'standard', options: [['standard', 'Standard (bound by role)'], ['restricted', 'Restricted (role and the scopes below)']] })}
+</div>
+<fieldset><legend>Scopes of a restricted key</legend><div class="choices">${scopes}</div></fieldset>
+<button type="submit">Create key</button>`)}</section>`;
+}
+
+async function listPage(context: ConsoleContext, query: Record<string, string | undefined>, top: Html = html``): Promise<Html> {
+  const cursor = query['cursor'] && keyIdPattern.test(query['cursor']) ? query['cursor'] : undefined;
+  const answer = await context.api<{ data: ApiKeyView[]; has_more: boolean; next_cursor: string | null }>({ method: 'GET', url: `/v1/admin/api-keys${queryString({ limit: 50, cursor })}` });
+  const canRevoke = context.may('DELETE /v1/admin/api-keys/:key_id');
+  const rows = (answer.body.data ?? []).map(
+    (key) => html`<tr data-key-id="${key.key_id}">
+<td><code>${key.key_id}</code></td><td>${key.name ?? ''}</td><td>${key.role}</td><td>${key.key_kind}${key.scopes.length ? html`<br><span class="hint">${key.scopes.join(', ')}</span>` : ''}</td>
+<td>${when(key.created_at)}</td><td>${key.last_used_at ? when(key.last_used_at) : 'never'}</td>
+<td>${key.revoked_at
+  ? html`revoked ${when(key.revoked_at)}`
+  : canRevoke
+    ? form(context.csrfToken, `/console/api-keys/${key.key_id}/revoke`, html`<button type="submit" class="danger" data-confirm="Revoke this key? Clients using it stop working within seconds." aria-label="Revoke ${key.name ?? key.key_id}">Revoke</button>`, 'inline')
+    : 'active'}</td></tr>`,
+  );
+  const next = answer.body.has_more && answer.body.next_cursor ? html`<p><a href="/console/api-keys?cursor=${answer.body.next_cursor}">Next page</a></p>` : '';
+  return page(
+    context,
+    'API keys',
+    html`${top}${errorBox(answer.error, context.request.id)}${context.may('POST /v1/admin/api-keys') ? createForm(context) : ''}
+${table('API keys of this tenant', ['Key', 'Name', 'Role', 'Kind', 'Created', 'Last used', 'Status'], rows, 'No API keys yet.')}${next}`,
+  );
+}
+
+function secretShownOnce(key: ApiKeyView & { api_key: string }): Html {
+  return html`<section class="card secret" aria-labelledby="secret-heading" data-testid="new-key">
+<h2 id="secret-heading">Your new key</h2>
+<p><strong>Copy it now: it is shown only this once.</strong> The service keeps only a digest of it.</p>
+<div class="copy-row"><label for="new-key-secret">Key <code>${key.key_id}</code> (${key.role})</label>
+<input id="new-key-secret" readonly value="${key.api_key}" data-testid="new-key-secret" autocomplete="off" spellcheck="false">
+<button type="button" data-copy="#new-key-secret">Copy</button></div>
+</section>`;
+}
+
+export async function apiKeyPages(app: FastifyInstance): Promise<void> {
+  getPage(app, '/api-keys', (context, _params, query) => listPage(context, query));
+
+  postAction(app, '/api-keys', async (context, body) => {
+    const name = formValue(body, 'name').trim();
+    const restricted = formValue(body, 'key_kind') === 'restricted';
+    const answer = await context.api<ApiKeyView & { api_key: string }>({
+      method: 'POST',
+      url: '/v1/admin/api-keys',
+      body: { role: formValue(body, 'role'), ...(name ? { name } : {}), ...(restricted ? { scopes: formValues(body, 'scopes') } : {}) },
+    });
+    if (answer.error) return { status: answer.status, html: await listPage(context, {}, errorBox(answer.error as ApiError, context.request.id)) };
+    // Answered in place, never by redirect: the secret must not travel in a URL or be re-readable from history.
+    return listPage(context, {}, secretShownOnce(answer.body));
+  });
+
+  postAction<{ key_id: string }>(app, '/api-keys/:key_id/revoke', async (context, _body, params) => {
+    const answer = await context.act<ApiKeyView>({ method: 'DELETE', url: `/v1/admin/api-keys/${encodeURIComponent(params.key_id)}` });
+    if (answer.error) return { status: answer.status, html: await listPage(context, {}, errorBox(answer.error, context.request.id)) };
+    return listPage(context, {}, notice(html`Key <code>${answer.body.key_id}</code> is revoked.`));
+  });
+}

@@ -1,0 +1,266 @@
+// Intents: the list with its filters, one intent with its timeline, rule, evidence outcome and ledger rows, and
+// in a sandbox tenant the two calls that walk an intent from bootstrap to released (sandbox guardrails).
+import type { FastifyInstance } from 'fastify';
+import { ledgerEventsPageMax } from '../../../limits.ts';
+import { queryString, type ApiError } from '../api.ts';
+import type { ConsoleContext } from '../context.ts';
+import { html, money, when, type Html } from '../html.ts';
+import { errorBox, field, form, notice, page, select, table } from '../layout.ts';
+import { formValue, getPage, postAction } from '../routing.ts';
+
+export interface IntentView {
+  intent_id: string;
+  state: string;
+  payee_did: string;
+  principal_did: string;
+  amount_cents: number;
+  currency: string;
+  settlement_rail: string;
+  created_at: string;
+  funded_at: string | null;
+  evidence_recorded_at: string | null;
+  settled_at: string | null;
+  deadline: string;
+  predicate_dsl: unknown;
+  predicate_passed: boolean | null;
+  allowed_tools: string[];
+  completion_preset_id: string | null;
+  policy_binding: { template_id: string; version_seq: number } | null;
+}
+
+interface LedgerLineView {
+  ledger_seq: number;
+  intent_id: string | null;
+  account: string;
+  side: string;
+  amount_cents: number;
+  currency: string;
+  event_kind: string;
+  recorded_at: string;
+}
+
+interface TraceStep {
+  kind: string;
+  detail: string;
+  data?: { passed?: boolean };
+}
+
+const states = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'];
+/** How many ledger pages the detail page reads looking for the intent's rows (each up to the route's maximum). */
+const ledgerPagesRead = 5;
+const intentIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const stateBadge = (state: string) => html`<span class="badge state-${state}" data-testid="state">${state.replace('_', ' ')}</span>`;
+
+function bootstrapForm(context: ConsoleContext, error?: ApiError): Html {
+  if (context.viewer.environment !== 'sandbox' || !context.may('POST /v1/sandbox/guardrails/bootstrap')) return html``;
+  return html`<section aria-labelledby="bootstrap-heading" class="card">
+<h2 id="bootstrap-heading">Start a sandbox intent</h2>
+${errorBox(error, context.request.id)}
+${form(context.csrfToken, '/console/intents/sandbox', html`<div class="row">
+${field({ name: 'operation', label: 'Operation (tool name)', value: 'search.web', required: true })}
+${field({ name: 'requested_spend_cents', label: 'Amount in cents', type: 'number', value: '250', required: true, attributes: html` min="1"` })}
+${select({ name: 'completion_preset', label: 'Release rule', value: 'cost_and_completion', options: [['cost_and_completion', 'Completed, within cost'], ['api_response_ok', 'API response OK'], ['sandbox_permissive', 'Anything (permissive)']] })}
+</div><button type="submit">Create and fund</button>`)}
+</section>`;
+}
+
+async function listPage(context: ConsoleContext, query: Record<string, string | undefined>, bootstrapError?: ApiError): Promise<Html> {
+  const state = states.includes(query['state'] ?? '') ? query['state'] : undefined;
+  const operator = query['operator_did']?.trim() || undefined;
+  const cursor = query['cursor'] && intentIdPattern.test(query['cursor']) ? query['cursor'] : undefined;
+  const answer = await context.api<{ items: IntentView[]; has_more: boolean; next_cursor: string | null }>({
+    method: 'GET',
+    url: `/harbor/operator/v1/intents${queryString({ limit: 25, status: state, operator_did: operator, cursor })}`,
+  });
+  const rows = (answer.body.items ?? []).map(
+    (intent) => html`<tr>
+<td><a href="/console/intents/${intent.intent_id}"><code>${intent.intent_id}</code></a></td>
+<td>${stateBadge(intent.state)}</td>
+<td class="number">${money(intent.amount_cents, intent.currency)}</td>
+<td>${intent.settlement_rail}</td>
+<td>${intent.payee_did}</td>
+<td>${when(intent.created_at)}</td></tr>`,
+  );
+  const next = answer.body.has_more && answer.body.next_cursor
+    ? html`<p><a href="/console/intents${queryString({ state, operator_did: operator, cursor: answer.body.next_cursor })}">Next page</a></p>`
+    : '';
+  return page(
+    context,
+    'Intents',
+    html`${bootstrapForm(context, bootstrapError)}
+<form method="get" action="/console/intents" class="filters" role="search" aria-label="Filter intents">
+${select({ name: 'state', label: 'State', value: state ?? '', options: [['', 'Any state'], ...states.map((name) => [name, name.replace('_', ' ')] as const)] })}
+${field({ name: 'operator_did', label: 'Operator (payee) DID', value: operator })}
+<button type="submit">Filter</button>
+</form>
+${errorBox(answer.error, context.request.id)}
+${table('Intents, newest first', ['Intent', 'State', 'Amount', 'Rail', 'Operator', 'Created'], rows, 'No intents match.')}
+${next}`,
+  );
+}
+
+/** The rule in words: one line per clause of the stored rule, nested as the rule nests. Only wording: what the rule
+ * decided is the API's (`predicate_passed`, and the evaluation trace when evidence is submitted). */
+export function ruleInWords(node: unknown): Html {
+  if (typeof node !== 'object' || node === null) return html``;
+  const clause = node as { op?: string; path?: unknown[]; value?: unknown; field?: string; limit_source?: unknown; clauses?: unknown[]; clause?: unknown; root?: unknown };
+  if (clause.root !== undefined) return ruleInWords(clause.root);
+  const path = Array.isArray(clause.path) ? clause.path.join('.') : '';
+  const words: Record<string, string> = {
+    true: 'always passes',
+    and: 'all of these hold:',
+    or: 'at least one of these holds:',
+    not: 'this does not hold:',
+    eq: `${path} equals ${JSON.stringify(clause.value)}`,
+    completion: `${path} reports completion as ${JSON.stringify(clause.value)}`,
+    lte: `${path} is at most ${typeof clause.limit_source === 'string' ? clause.limit_source : JSON.stringify(clause.limit_source)}`,
+    budget_cap: `${path} is within the intent's amount`,
+    schema_field: `the evidence has the field ${clause.field ?? ''}`,
+    array_nonempty: `${clause.field ?? ''} is a non-empty list`,
+  };
+  const children = clause.clauses ?? (clause.clause === undefined ? undefined : [clause.clause]);
+  return html`<li>${words[clause.op ?? ''] ?? clause.op ?? ''}${children?.length ? html`<ul>${children.map((child) => ruleInWords(child))}</ul>` : ''}</li>`;
+}
+
+export function traceInWords(trace: readonly TraceStep[] | undefined): Html {
+  if (!trace?.length) return html``;
+  return html`<ol class="trace" data-testid="trace">${trace.map((step) => html`<li class="${step.data?.passed === false ? 'failed' : 'passed'}">${step.data?.passed === false ? '✗' : '✓'} ${step.detail}</li>`)}</ol>`;
+}
+
+async function intentLedgerRows(context: ConsoleContext, intentId: string): Promise<LedgerLineView[] | undefined> {
+  if (!context.may('GET /harbor/ledger/v1/events')) return undefined;
+  const rows: LedgerLineView[] = [];
+  let after = 0;
+  for (let pageIndex = 0; pageIndex < ledgerPagesRead; pageIndex++) {
+    const answer = await context.api<{ events: LedgerLineView[]; next_after_seq: number | null }>({ method: 'GET', url: `/harbor/ledger/v1/events?after_seq=${after}&limit=${ledgerEventsPageMax}` });
+    if (answer.error) return rows;
+    rows.push(...answer.body.events.filter((line) => line.intent_id === intentId));
+    if (answer.body.next_after_seq === null) break;
+    after = answer.body.next_after_seq;
+  }
+  return rows;
+}
+
+interface EvidenceOutcome {
+  error?: ApiError;
+  trace?: TraceStep[];
+  passed?: boolean;
+  verdict?: { valid: boolean; code?: string; message?: string; message_digest_sha256_hex?: string };
+}
+
+interface StoredReceiptView {
+  kind: string;
+  receipt_id: string;
+  leaf_index: number | null;
+  receipt: { issued_at?: string; harbor_state?: string; amount_cents?: number; currency?: string; settlement_mode?: string };
+}
+
+/** The intent's settlement receipt (its id is the intent id, issued with the terminal transition), with a verify
+ * button that asks the API's own verifier; none while the intent is not settled or the role reads no receipts. */
+async function receiptSection(context: ConsoleContext, intent: IntentView, verdict: EvidenceOutcome['verdict']): Promise<Html> {
+  if (!context.may('GET /protocol/v2/receipts/:receipt_id') || intent.settled_at === null) return html``;
+  const answer = await context.api<StoredReceiptView>({ method: 'GET', url: `/protocol/v2/receipts/${encodeURIComponent(intent.intent_id)}` });
+  if (answer.error) return html`<section aria-labelledby="receipt-heading"><h2 id="receipt-heading">Settlement receipt</h2>${errorBox(answer.error, context.request.id)}</section>`;
+  const receipt = answer.body;
+  const verdictBox = verdict
+    ? verdict.valid
+      ? html`<p class="notice" data-testid="receipt-verdict" data-valid="true">✓ Signature valid: signed by this service's gateway key (digest <code>${verdict.message_digest_sha256_hex ?? ''}</code>).</p>`
+      : html`<div class="error" data-testid="receipt-verdict" data-valid="false"><p>✗ ${verdict.message ?? 'The receipt does not verify.'}</p><p class="meta">Code <code>${verdict.code ?? ''}</code></p></div>`
+    : '';
+  return html`<section aria-labelledby="receipt-heading"><h2 id="receipt-heading">Settlement receipt</h2>
+<dl class="facts"><dt>Receipt</dt><dd><code>${receipt.receipt_id}</code> (${receipt.kind})</dd>
+<dt>Issued</dt><dd>${when(receipt.receipt.issued_at)}</dd><dt>Attests</dt><dd>${receipt.receipt.harbor_state ?? ''}${receipt.receipt.settlement_mode ? `, ${receipt.receipt.settlement_mode}` : ''}</dd>
+<dt>Transparency log</dt><dd>${receipt.leaf_index === null ? 'not yet in the log' : `leaf ${receipt.leaf_index}`}</dd></dl>
+${context.may('POST /protocol/v2/receipts/verify') ? form(context.csrfToken, `/console/intents/${intent.intent_id}/verify-receipt`, html`<button type="submit">Verify receipt</button>`) : ''}
+${verdictBox}</section>`;
+}
+
+async function detailPage(context: ConsoleContext, intentId: string, outcome: EvidenceOutcome = {}): Promise<Html> {
+  const intent = await context.read<IntentView>(`/harbor/operator/v1/intents/${encodeURIComponent(intentId)}`);
+  const timeline: [string, string | null][] = [
+    ['Created', intent.created_at],
+    ['Funded', intent.funded_at],
+    ['Evidence recorded', intent.evidence_recorded_at],
+    [intent.state === 'refunded' ? 'Refunded' : intent.state === 'released' ? 'Released' : 'Settled', intent.settled_at],
+  ];
+  const ledger = await intentLedgerRows(context, intent.intent_id);
+  const receipt = await receiptSection(context, intent, outcome.verdict);
+  const canSubmit = context.viewer.environment === 'sandbox' && intent.state === 'funded' && context.may('POST /v1/sandbox/guardrails/:intent_id/evidence');
+  const evidenceForm = canSubmit
+    ? html`<section class="card" aria-labelledby="evidence-heading"><h2 id="evidence-heading">Submit sandbox evidence</h2>
+${form(context.csrfToken, `/console/intents/${intent.intent_id}/sandbox-evidence`, html`<div class="row">
+${field({ name: 'status', label: 'Status reported by the tool', value: 'completed', required: true })}
+${field({ name: 'cost_cents', label: 'Cost in cents', type: 'number', value: String(Math.min(intent.amount_cents, 90)), attributes: html` min="0"` })}
+</div><button type="submit">Submit evidence</button>`)}</section>`
+    : '';
+  const outcomeBox = outcome.trace
+    ? html`<section class="card" aria-labelledby="outcome-heading"><h2 id="outcome-heading">Evaluation: ${outcome.passed ? 'passed' : 'failed'}</h2>${traceInWords(outcome.trace)}</section>`
+    : '';
+  return page(
+    context,
+    `Intent ${intent.intent_id}`,
+    html`${errorBox(outcome.error, context.request.id)}${outcomeBox}
+<dl class="facts">
+<dt>State</dt><dd>${stateBadge(intent.state)}</dd>
+<dt>Amount</dt><dd>${money(intent.amount_cents, intent.currency)}</dd>
+<dt>Rail</dt><dd>${intent.settlement_rail}</dd>
+<dt>Principal</dt><dd>${intent.principal_did}</dd>
+<dt>Operator (payee)</dt><dd>${intent.payee_did}</dd>
+<dt>Allowed tools</dt><dd>${intent.allowed_tools.join(', ')}</dd>
+<dt>Deadline</dt><dd>${when(intent.deadline)}</dd>
+<dt>Rule passed</dt><dd>${intent.predicate_passed === null ? 'not evaluated yet' : intent.predicate_passed ? 'yes' : 'no'}</dd>
+</dl>
+<section aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>
+<ol class="timeline" data-testid="timeline">${timeline.map(([label, at]) => html`<li class="${at ? 'done' : 'pending'}"><span>${label}</span> <time>${at ? when(at) : '—'}</time></li>`)}</ol></section>
+${evidenceForm}
+${receipt}
+<section aria-labelledby="rule-heading"><h2 id="rule-heading">Release rule</h2>
+${intent.policy_binding ? html`<p>Bound to policy <code>${intent.policy_binding.template_id}</code> version ${intent.policy_binding.version_seq}.</p>` : ''}
+<ul class="rule">${ruleInWords(intent.predicate_dsl)}</ul></section>
+<section aria-labelledby="ledger-heading"><h2 id="ledger-heading">Ledger rows</h2>
+${ledger === undefined
+  ? html`<p class="empty">Your role does not read the ledger.</p>`
+  : table('Ledger rows of this intent', ['#', 'Event', 'Account', 'Side', 'Amount', 'Recorded'], ledger.map((line) => html`<tr><td>${line.ledger_seq}</td><td>${line.event_kind}</td><td><code>${line.account}</code></td><td>${line.side}</td><td class="number">${money(line.amount_cents, line.currency)}</td><td>${when(line.recorded_at)}</td></tr>`), 'No ledger rows for this intent yet.')}
+</section>
+<p><a href="/console/intents">All intents</a></p>`,
+  );
+}
+
+export async function intentPages(app: FastifyInstance): Promise<void> {
+  getPage(app, '/intents', (context, _params, query) => listPage(context, query));
+  getPage<{ intent_id: string }>(app, '/intents/:intent_id', (context, params) => detailPage(context, params.intent_id));
+
+  postAction(app, '/intents/sandbox', async (context, body) => {
+    const preset = formValue(body, 'completion_preset');
+    const answer = await context.api<{ intent_id: string }>({
+      method: 'POST',
+      url: '/v1/sandbox/guardrails/bootstrap',
+      body: { operation: formValue(body, 'operation'), requested_spend_cents: Number(formValue(body, 'requested_spend_cents')), ...(preset ? { completion_preset: preset } : {}) },
+    });
+    if (answer.error) return { status: answer.status, html: await listPage(context, {}, answer.error) };
+    return { redirect: `/console/intents/${answer.body.intent_id}` };
+  });
+
+  // Verifying reads and checks: it changes nothing, but it is a POST of the API, so a form with the CSRF token here.
+  postAction<{ intent_id: string }>(app, '/intents/:intent_id/verify-receipt', async (context, _body, params) => {
+    const stored = await context.read<StoredReceiptView>(`/protocol/v2/receipts/${encodeURIComponent(params.intent_id)}`);
+    const answer = await context.api<NonNullable<EvidenceOutcome['verdict']>>({ method: 'POST', url: '/protocol/v2/receipts/verify', body: { receipt: stored.receipt } });
+    if (answer.error) return { status: answer.status, html: await detailPage(context, params.intent_id, { error: answer.error }) };
+    return detailPage(context, params.intent_id, { verdict: answer.body });
+  });
+
+  postAction<{ intent_id: string }>(app, '/intents/:intent_id/sandbox-evidence', async (context, body, params) => {
+    const intent = await context.read<IntentView>(`/harbor/operator/v1/intents/${encodeURIComponent(params.intent_id)}`);
+    const costText = formValue(body, 'cost_cents');
+    const payload = { status: formValue(body, 'status'), ...(costText === '' ? {} : { cost_cents: Number(costText) }) };
+    const answer = await context.api<{ predicate_evaluation?: { passed: boolean; trace: TraceStep[] } }>({
+      method: 'POST',
+      url: `/v1/sandbox/guardrails/${encodeURIComponent(intent.intent_id)}/evidence`,
+      body: { payload, operation: intent.allowed_tools[0], ...(costText === '' ? {} : { requested_spend_cents: Number(costText) }) },
+    });
+    if (answer.error) return { status: answer.status, html: await detailPage(context, intent.intent_id, { error: answer.error }) };
+    return detailPage(context, intent.intent_id, { trace: answer.body.predicate_evaluation?.trace, passed: answer.body.predicate_evaluation?.passed });
+  });
+}
+

@@ -1,0 +1,673 @@
+// The intent lifecycle tested against a model (docs/engine.md is what the model encodes): fast-check draws random
+// sequences of commands — create, fund (success, decline, pending, poll), evidence (passing, failing), confirm,
+// expire (a short deadline, then confirm or the maintenance sweeper), replays with the same idempotency key and the
+// same key with another body, concurrent duplicates, another tenant's key — and runs each against the real server
+// over HTTP and against the small model below. After every step:
+//   - every intent's state, as the API lists it, is the model's, and each answer has the model's class (status and
+//     error code);
+//   - every ledger transaction is balanced, and an intent's money moved into escrow at most once and out of it at
+//     most once, exactly as its state implies;
+//   - a terminal state never changes again;
+// and after each run the ledger verifier (`svc ledger verify`'s function) finds nothing wrong.
+// Only the HTTP API drives the engine (the sweeper and the verifier are the service's own functions, handed in), so
+// the test does not depend on how the engine is built inside. test/engine/model.test.ts runs a few hundred steps;
+// `npm run soak` (test/model/soak.ts) runs tens of thousands and prints the seed and path to replay a failure.
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { sandboxMppTokens } from '../../src/rails/mpp.ts';
+import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { party, signedCreateBody, signedEvidenceBody, type Party } from '../helpers/intents.ts';
+
+// ---- the real system, as the commands see it ----
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  /** The exact body bytes (JSON text), or none. */
+  readonly payload?: string;
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | number | undefined>;
+  readonly body: string;
+}
+
+/** What a run needs from outside: an HTTP transport to the server, two tenants' admin keys, the maintenance
+ * sweeper and the ledger verifier. */
+export interface System {
+  send(request: HttpRequest): Promise<HttpAnswer>;
+  /** One maintenance pass; answers how many intents it refunded. */
+  sweep(): Promise<number>;
+  /** The ledger verifier's problems for a tenant ([] when the ledger is sound). */
+  verifyLedger(tenantId: string): Promise<string[]>;
+  newTenant(): Promise<{ tenantId: string; adminKey: string }>;
+}
+
+type Rail = 'x402_usdc_base' | 'processor_mpp';
+type State = 'open' | 'funded' | 'evidence_recorded' | 'released' | 'refunded';
+type FundOutcome = 'success' | 'decline' | 'pending';
+type Action = 'release' | 'refund';
+
+const isTerminal = (state: State): boolean => state === 'released' || state === 'refunded';
+
+// ---- the model ----
+
+interface ModelIntent {
+  readonly intentId: string;
+  readonly rail: Rail;
+  readonly amountCents: number;
+  /** Epoch ms of the deadline (whole seconds). */
+  readonly deadlineMs: number;
+  state: State;
+  predicatePassed?: boolean;
+  /** The credential of the latest pending attempt, re-sent to poll. */
+  pendingPoll?: HttpRequest;
+}
+
+/** A request whose final answer the service stored under its idempotency key. */
+interface StoredAnswer {
+  readonly request: HttpRequest;
+  readonly answer: HttpAnswer;
+  /** What another body under the same key looks like (for idempotency.key_reused). */
+  readonly otherBody: string;
+}
+
+export interface Model {
+  readonly intents: ModelIntent[];
+  readonly stored: StoredAnswer[];
+}
+
+/** One run's live objects beside the model: tenants, parties, what the ledger showed so far. */
+export interface Real {
+  readonly system: System;
+  readonly acme: { tenantId: string; adminKey: string };
+  readonly globex: { tenantId: string; adminKey: string };
+  readonly principal: Party;
+  readonly payee: Party;
+  /** Ledger rows read so far (after_seq of the next page) and what they add up to, per intent. */
+  ledgerSeq: number;
+  readonly transactions: Map<string, { intentId: string; kind: string; debits: bigint; credits: bigint; entries: number }>;
+  readonly movements: Map<string, { fund: number; release: number; refund: number; escrow: bigint }>;
+  /** The last state the API showed for each intent (for "terminal states are absorbing"). */
+  readonly seen: Map<string, State>;
+  /** Steps run, and how many of each command, for the runners' summaries. */
+  steps: number;
+  readonly counts: Map<string, number>;
+}
+
+export type Context = { model: Model; real: Real };
+
+// ---- time: short deadlines without races ----
+
+/** Deadlines of "short" intents are this far ahead (rounded up to a whole second). */
+const shortDeadlineMs = 2_000;
+/** A request is sent only when its intent's deadline is clearly ahead (by this much) or clearly behind. */
+const deadlineGuardBeforeMs = 1_200;
+const deadlineGuardAfterMs = 300;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Waits out any of `intents` whose deadline is too close to call, so the model and the server agree on "passed". */
+async function clearOfDeadlines(intents: readonly ModelIntent[]): Promise<void> {
+  const now = Date.now();
+  const until = Math.max(0, ...intents.filter((intent) => now > intent.deadlineMs - deadlineGuardBeforeMs && now < intent.deadlineMs + deadlineGuardAfterMs).map((intent) => intent.deadlineMs + deadlineGuardAfterMs));
+  if (until > now) await sleep(until - now);
+}
+
+const deadlinePassed = (intent: ModelIntent): boolean => Date.now() >= intent.deadlineMs;
+
+// ---- answers ----
+
+function parse(body: string): any {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The class of an answer: its status, and the error code of an error envelope. */
+export function classOf(answer: HttpAnswer): string {
+  const code = parse(answer.body)?.error?.code;
+  return typeof code === 'string' ? `${answer.status} ${code}` : String(answer.status);
+}
+
+const header = (answer: HttpAnswer, name: string): string => {
+  const value = answer.headers[name];
+  return Array.isArray(value) ? value.join(', ') : String(value ?? '');
+};
+
+class ModelMismatch extends Error {}
+
+function expectClass(step: string, answer: HttpAnswer, expected: string): void {
+  const actual = classOf(answer);
+  if (actual !== expected) throw new ModelMismatch(`${step}: answered ${actual}, the model expects ${expected} (body ${answer.body.slice(0, 400)})`);
+}
+
+function check(condition: boolean, message: () => string): void {
+  if (!condition) throw new ModelMismatch(message());
+}
+
+const post = (tenant: { adminKey: string }, url: string, payload: string, headers: Record<string, string> = {}): HttpRequest => ({
+  method: 'POST',
+  url,
+  headers: { authorization: `Bearer ${tenant.adminKey}`, 'content-type': 'application/json', ...headers },
+  payload,
+});
+
+const withKey = (request: HttpRequest, key: string | undefined): HttpRequest =>
+  key === undefined ? request : { ...request, headers: { ...request.headers, 'idempotency-key': key } };
+
+const newKey = () => `model-${randomUUID()}`;
+
+/** The model's answer to a keyed request whose key already holds a stored answer, or undefined when none does. */
+function storedFor(model: Model, request: HttpRequest): { replay: StoredAnswer } | { reused: true } | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  const stored = model.stored.find((entry) => entry.request.headers['idempotency-key'] === key && entry.request.headers.authorization === request.headers.authorization);
+  if (!stored) return undefined;
+  return stored.request.url === request.url && stored.request.payload === request.payload ? { replay: stored } : { reused: true };
+}
+
+function expectReplay(step: string, answer: HttpAnswer, stored: StoredAnswer): void {
+  check(answer.status === stored.answer.status && answer.body === stored.answer.body, () => `${step}: a replay answered ${answer.status} ${answer.body.slice(0, 200)}, not the stored ${stored.answer.status} ${stored.answer.body.slice(0, 200)}`);
+  check(header(answer, 'idempotent-replayed') === 'true', () => `${step}: a replay lacks idempotent-replayed: true`);
+}
+
+/** Sends a request that may carry an idempotency key: a stored key is answered by replay or key_reused, whatever
+ * the model would otherwise say; otherwise `expected` is checked and a final answer stored. Returns the answer, or
+ * undefined when it was a replay or a refusal of the key (the model does not move). */
+async function sendKeyed(context: Context, step: string, request: HttpRequest, expected: string, otherBody: string): Promise<HttpAnswer | undefined> {
+  const prior = storedFor(context.model, request);
+  const answer = await context.real.system.send(request);
+  if (prior && 'replay' in prior) {
+    expectReplay(step, answer, prior.replay);
+    return undefined;
+  }
+  if (prior) {
+    expectClass(step, answer, '409 idempotency.key_reused');
+    return undefined;
+  }
+  expectClass(step, answer, expected);
+  const final = answer.status >= 200 && answer.status < 300 && answer.status !== 202;
+  if (final && request.headers['idempotency-key'] !== undefined) context.model.stored.push({ request, answer, otherBody });
+  return answer;
+}
+
+// ---- what the model expects of each engine command ----
+
+function expectedFund(intent: ModelIntent): string {
+  if (intent.state !== 'open') return '409 intent.invalid_state';
+  if (deadlinePassed(intent)) return '409 intent.deadline_passed';
+  return '402';
+}
+
+function expectedEvidence(intent: ModelIntent): string {
+  if (intent.state !== 'funded') return '409 intent.invalid_state';
+  if (deadlinePassed(intent)) return '409 intent.deadline_passed';
+  return '200';
+}
+
+function impliedAction(intent: ModelIntent): Action | undefined {
+  if (intent.state === 'evidence_recorded') return intent.predicatePassed ? 'release' : 'refund';
+  if (intent.state === 'funded' && deadlinePassed(intent)) return 'refund';
+  return undefined;
+}
+
+function expectedConfirm(intent: ModelIntent, expectedAction: Action | undefined): string {
+  const action = impliedAction(intent);
+  if (action === undefined) return '409 intent.invalid_state';
+  if (expectedAction !== undefined && expectedAction !== action) return '409 intent.invalid_state';
+  return '200';
+}
+
+const settle = (intent: ModelIntent): void => {
+  intent.state = impliedAction(intent) === 'release' ? 'released' : 'refunded';
+};
+
+const fundUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/fund`;
+const evidenceUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/evidence`;
+const confirmUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/settlement/confirm`;
+const confirmBody = (expectedAction: Action | undefined) => JSON.stringify(expectedAction === undefined ? {} : { expected_action: expectedAction });
+
+function evidencePayload(context: Context, intent: ModelIntent, passing: boolean, tenantId = context.real.acme.tenantId): string {
+  const { payee } = context.real;
+  return JSON.stringify(signedEvidenceBody({ tenantId, intentId: intent.intentId, payee, payload: { status: passing ? 'completed' : 'failed', cost_cents: 1 } }));
+}
+
+/** The rail credential answering a 402 challenge with the sandbox payer (x402) or token (MPP) that picks `outcome`. */
+function credentialHeaders(intent: ModelIntent, challenge: HttpAnswer, outcome: FundOutcome): Record<string, string> {
+  if (intent.rail === 'x402_usdc_base') {
+    return { 'payment-signature': sandboxX402PaymentSignature(header(challenge, 'payment-required'), { from: sandboxX402Payers[outcome] }) };
+  }
+  return { 'x-svc-payment-authorization': sandboxMppAuthorization(header(challenge, 'www-authenticate'), sandboxMppTokens[outcome]) };
+}
+
+// ---- commands ----
+
+abstract class Step implements fc.AsyncCommand<Model, Real> {
+  abstract check(model: Readonly<Model>): boolean;
+  abstract act(model: Model, context: Context): Promise<void>;
+  abstract toString(): string;
+
+  async run(model: Model, real: Real): Promise<void> {
+    const context = { model, real };
+    real.steps += 1;
+    real.counts.set(this.constructor.name, (real.counts.get(this.constructor.name) ?? 0) + 1);
+    await this.act(model, context);
+    await checkInvariants(this.toString(), context);
+  }
+}
+
+/** Commands that act on an intent name it by index, resolved against the intents the model holds at run time. */
+abstract class IntentStep extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  check(model: Readonly<Model>): boolean {
+    return model.intents.length > 0;
+  }
+  intentOf(model: Model): ModelIntent {
+    return model.intents[this.index % model.intents.length]!;
+  }
+}
+
+class CreateIntent extends Step {
+  constructor(readonly rail: Rail, readonly short: boolean, readonly amountCents: number, readonly keyed: boolean) {
+    super();
+  }
+  check(model: Readonly<Model>): boolean {
+    return model.intents.length < 40;
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const { acme, principal, payee } = context.real;
+    const deadlineMs = this.short ? Math.ceil((Date.now() + shortDeadlineMs) / 1000) * 1000 : Math.ceil((Date.now() + 3_600_000) / 1000) * 1000;
+    const body = signedCreateBody({ tenantId: acme.tenantId, principal, payee, settlementRail: this.rail, amountCents: this.amountCents, deadline: rfc3339(deadlineMs) });
+    const other = signedCreateBody({ tenantId: acme.tenantId, principal, payee, settlementRail: this.rail, amountCents: this.amountCents + 1, deadline: rfc3339(deadlineMs) });
+    const request = withKey(post(acme, '/harbor/intents', JSON.stringify(body)), this.keyed ? newKey() : undefined);
+    const answer = await sendKeyed(context, this.toString(), request, '201', JSON.stringify(other));
+    if (answer) model.intents.push({ intentId: body.intent_id as string, rail: this.rail, amountCents: this.amountCents, deadlineMs, state: 'open' });
+  }
+  toString(): string {
+    return `create(${this.rail}, ${this.short ? 'short deadline' : 'hour'}, ${this.amountCents}${this.keyed ? ', keyed' : ''})`;
+  }
+}
+
+class Fund extends IntentStep {
+  constructor(index: number, readonly outcome: FundOutcome, readonly keyed: boolean) {
+    super(index);
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    await clearOfDeadlines([intent]);
+    const { acme } = context.real;
+    const challenge = await context.real.system.send(post(acme, fundUrl(intent), '{}'));
+    expectClass(`${this} challenge`, challenge, expectedFund(intent));
+    if (challenge.status !== 402) return;
+    const request = withKey(post(acme, fundUrl(intent), '{}', credentialHeaders(intent, challenge, this.outcome)), this.keyed ? newKey() : undefined);
+    const expected = { success: '200', decline: '402', pending: '202' }[this.outcome];
+    const answer = await sendKeyed(context, `${this} credential`, request, expected, '{"note":"another body"}');
+    if (!answer) return;
+    if (this.outcome === 'success') intent.state = 'funded';
+    if (this.outcome === 'pending') intent.pendingPoll = request;
+  }
+  toString(): string {
+    return `fund(#${this.index}, ${this.outcome}${this.keyed ? ', keyed' : ''})`;
+  }
+}
+
+class Poll extends IntentStep {
+  override check(model: Readonly<Model>): boolean {
+    return model.intents.some((intent) => intent.pendingPoll);
+  }
+  override intentOf(model: Model): ModelIntent {
+    const pending = model.intents.filter((intent) => intent.pendingPoll);
+    return pending[this.index % pending.length]!;
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    await clearOfDeadlines([intent]);
+    // The pending simulator settles on the next poll.
+    const expected = expectedFund(intent) === '402' ? '200' : expectedFund(intent);
+    const answer = await sendKeyed(context, this.toString(), intent.pendingPoll!, expected, '{"note":"another body"}');
+    if (answer && answer.status === 200) intent.state = 'funded';
+  }
+  toString(): string {
+    return `poll(#${this.index})`;
+  }
+}
+
+class Evidence extends IntentStep {
+  constructor(index: number, readonly passing: boolean, readonly keyed: boolean) {
+    super(index);
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    await clearOfDeadlines([intent]);
+    const request = withKey(post(context.real.acme, evidenceUrl(intent), evidencePayload(context, intent, this.passing)), this.keyed ? newKey() : undefined);
+    const answer = await sendKeyed(context, this.toString(), request, expectedEvidence(intent), evidencePayload(context, intent, !this.passing));
+    if (answer && answer.status === 200) {
+      check(parse(answer.body)?.predicate_passed === this.passing, () => `${this}: predicate_passed is ${parse(answer.body)?.predicate_passed}`);
+      intent.state = 'evidence_recorded';
+      intent.predicatePassed = this.passing;
+    }
+  }
+  toString(): string {
+    return `evidence(#${this.index}, ${this.passing ? 'passing' : 'failing'}${this.keyed ? ', keyed' : ''})`;
+  }
+}
+
+class Confirm extends IntentStep {
+  constructor(index: number, readonly expectedAction: Action | undefined, readonly keyed: boolean) {
+    super(index);
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    await clearOfDeadlines([intent]);
+    const other = confirmBody(this.expectedAction === undefined ? 'release' : undefined);
+    const request = withKey(post(context.real.acme, confirmUrl(intent), confirmBody(this.expectedAction)), this.keyed ? newKey() : undefined);
+    const answer = await sendKeyed(context, this.toString(), request, expectedConfirm(intent, this.expectedAction), other);
+    if (answer && answer.status === 200) {
+      const action = impliedAction(intent);
+      check(parse(answer.body)?.settlement?.action === action, () => `${this}: settled by ${parse(answer.body)?.settlement?.action}, the model implies ${action}`);
+      settle(intent);
+    }
+  }
+  toString(): string {
+    return `confirm(#${this.index}${this.expectedAction ? `, expecting ${this.expectedAction}` : ''}${this.keyed ? ', keyed' : ''})`;
+  }
+}
+
+/** Lets a short deadline pass, then settles by confirm or by the maintenance sweeper. */
+class Expire extends IntentStep {
+  constructor(index: number, readonly by: 'confirm' | 'sweeper') {
+    super(index);
+  }
+  override check(model: Readonly<Model>): boolean {
+    return model.intents.some((intent) => intent.deadlineMs - Date.now() < shortDeadlineMs + 1_000);
+  }
+  override intentOf(model: Model): ModelIntent {
+    const short = model.intents.filter((intent) => intent.deadlineMs - Date.now() < shortDeadlineMs + 1_000);
+    return short[this.index % short.length] ?? model.intents[0]!;
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    const wait = intent.deadlineMs + deadlineGuardAfterMs - Date.now();
+    if (wait > 0 && wait < shortDeadlineMs + 2_000) await sleep(wait);
+    if (this.by === 'confirm') {
+      await clearOfDeadlines([intent]);
+      const answer = await context.real.system.send(post(context.real.acme, confirmUrl(intent), '{}'));
+      expectClass(this.toString(), answer, expectedConfirm(intent, undefined));
+      if (answer.status === 200) settle(intent);
+      return;
+    }
+    await sweep(model, context);
+  }
+  toString(): string {
+    return `expire(#${this.index}, by ${this.by})`;
+  }
+}
+
+/** One maintenance pass (repeated while it works at capacity: other runs' tenants may share the database). */
+async function sweep(model: Model, context: Context): Promise<void> {
+  await clearOfDeadlines(model.intents);
+  for (let pass = 0; pass < 50; pass += 1) {
+    if ((await context.real.system.sweep()) < 200) break;
+  }
+  for (const intent of model.intents) if (intent.state === 'funded' && deadlinePassed(intent)) intent.state = 'refunded';
+}
+
+class Sweep extends Step {
+  check(): boolean {
+    return true;
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    await sweep(model, context);
+  }
+  toString(): string {
+    return 'sweep';
+  }
+}
+
+/** Re-sends a request whose answer was stored: the identical answer, marked replayed, whatever happened since. */
+class Replay extends Step {
+  constructor(readonly index: number, readonly otherBody: boolean) {
+    super();
+  }
+  check(model: Readonly<Model>): boolean {
+    return model.stored.length > 0;
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const stored = model.stored[this.index % model.stored.length]!;
+    const request = this.otherBody ? { ...stored.request, payload: stored.otherBody } : stored.request;
+    const answer = await context.real.system.send(request);
+    if (this.otherBody) expectClass(this.toString(), answer, '409 idempotency.key_reused');
+    else expectReplay(this.toString(), answer, stored);
+  }
+  toString(): string {
+    return `replay(stored #${this.index}${this.otherBody ? ', another body' : ''})`;
+  }
+}
+
+/** Another tenant's admin key on this tenant's intent, on every engine route (and with a key this tenant stored): 404. */
+class OtherTenant extends IntentStep {
+  constructor(index: number, readonly route: 'read' | 'fund' | 'evidence' | 'confirm', readonly stealKey: boolean) {
+    super(index);
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    const { globex } = context.real;
+    const key = this.stealKey && model.stored.length > 0 ? model.stored[this.index % model.stored.length]!.request.headers['idempotency-key'] : undefined;
+    const request: HttpRequest =
+      this.route === 'read'
+        ? { method: 'GET', url: `/harbor/intents/${intent.intentId}`, headers: { authorization: `Bearer ${globex.adminKey}` } }
+        : this.route === 'fund'
+          ? post(globex, fundUrl(intent), '{}')
+          : this.route === 'evidence'
+            ? post(globex, evidenceUrl(intent), evidencePayload(context, intent, true, globex.tenantId))
+            : post(globex, confirmUrl(intent), '{}');
+    const answer = await context.real.system.send(withKey(request, key));
+    expectClass(this.toString(), answer, '404 intent.not_found');
+  }
+  toString(): string {
+    return `other-tenant(#${this.index}, ${this.route}${this.stealKey ? ', with a stored key' : ''})`;
+  }
+}
+
+/** The same request sent several times at once, with one idempotency key or none: the money moves once. */
+class Concurrent extends IntentStep {
+  constructor(index: number, readonly operation: 'fund' | 'evidence' | 'confirm', readonly copies: number, readonly keyed: boolean) {
+    super(index);
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    await clearOfDeadlines([intent]);
+    const { acme, system } = context.real;
+    let request: HttpRequest;
+    let first: string;
+    if (this.operation === 'fund') {
+      const challenge = await system.send(post(acme, fundUrl(intent), '{}'));
+      expectClass(`${this} challenge`, challenge, expectedFund(intent));
+      if (challenge.status !== 402) return;
+      request = post(acme, fundUrl(intent), '{}', credentialHeaders(intent, challenge, 'success'));
+      first = '200';
+    } else if (this.operation === 'evidence') {
+      request = post(acme, evidenceUrl(intent), evidencePayload(context, intent, true));
+      first = expectedEvidence(intent);
+    } else {
+      request = post(acme, confirmUrl(intent), '{}');
+      first = expectedConfirm(intent, undefined);
+    }
+    const key = this.keyed ? newKey() : undefined;
+    request = withKey(request, key);
+    const answers = await Promise.all(Array.from({ length: this.copies }, () => system.send(request)));
+    const classes = answers.map(classOf);
+    const moved = first === '200';
+    // After the one that moves the intent, the state machine refuses the rest (unkeyed); keyed, they are replays or
+    // told the first is still running.
+    const after = moved ? '409 intent.invalid_state' : first;
+    if (!moved) {
+      check(classes.every((c) => c === first || (key !== undefined && c === '409 idempotency.request_in_progress')), () => `${this}: answered ${classes.join(', ')}, the model expects ${first}`);
+      return;
+    }
+    const originals = answers.filter((answer) => answer.status === 200 && header(answer, 'idempotent-replayed') !== 'true');
+    check(originals.length === 1, () => `${this}: ${originals.length} requests did the work (${classes.join(', ')})`);
+    if (key === undefined) {
+      // A fund request that finds another's rail call under way (the two-phase fund) is told to retry.
+      const allowed = (c: string) => c === after || (this.operation === 'fund' && c === '409 idempotency.request_in_progress');
+      check(classes.filter((c) => c !== '200').every(allowed), () => `${this}: the others answered ${classes.join(', ')}, the model expects ${after}`);
+    } else {
+      const original = originals[0]!;
+      for (const answer of answers) {
+        if (answer === original) continue;
+        if (answer.status === 200) expectReplay(this.toString(), answer, { request, answer: original, otherBody: '' });
+        else expectClass(this.toString(), answer, '409 idempotency.request_in_progress');
+      }
+      const otherBody = { fund: '{"note":"another body"}', evidence: evidencePayload(context, intent, false), confirm: confirmBody('release') }[this.operation];
+      model.stored.push({ request, answer: original, otherBody });
+    }
+    if (this.operation === 'fund') intent.state = 'funded';
+    else if (this.operation === 'evidence') {
+      intent.state = 'evidence_recorded';
+      intent.predicatePassed = true;
+    } else settle(intent);
+  }
+  toString(): string {
+    return `concurrent(#${this.index}, ${this.operation} x${this.copies}${this.keyed ? ', one key' : ''})`;
+  }
+}
+
+// ---- invariants, after every step ----
+
+async function getJson(context: Context, url: string): Promise<any> {
+  const answer = await context.real.system.send({ method: 'GET', url, headers: { authorization: `Bearer ${context.real.acme.adminKey}` } });
+  check(answer.status === 200, () => `GET ${url} answered ${answer.status}: ${answer.body.slice(0, 300)}`);
+  return parse(answer.body);
+}
+
+async function checkInvariants(step: string, context: Context): Promise<void> {
+  const { model, real } = context;
+  // States: the API's list (newest first, one page: a run holds at most 40 intents) against the model.
+  const listed = await getJson(context, '/harbor/intents?limit=200');
+  const states = new Map<string, State>(listed.data.map((intent: { intent_id: string; state: State }) => [intent.intent_id, intent.state]));
+  check(states.size === model.intents.length, () => `after ${step}: the API lists ${states.size} intents, the model holds ${model.intents.length}`);
+  for (const intent of model.intents) {
+    const state = states.get(intent.intentId);
+    check(state === intent.state, () => `after ${step}: intent ${intent.intentId} is ${state}, the model says ${intent.state}`);
+    const before = real.seen.get(intent.intentId);
+    check(!(before && isTerminal(before)) || before === state, () => `after ${step}: intent ${intent.intentId} left terminal state ${before} for ${state}`);
+    real.seen.set(intent.intentId, state!);
+  }
+
+  // The ledger: new rows since the last step, each transaction balanced, each intent's money in once and out once.
+  for (;;) {
+    const page = await getJson(context, `/harbor/ledger/v1/events?after_seq=${real.ledgerSeq}&limit=256`);
+    for (const event of page.events as Array<{ ledger_seq: number; transaction_id: string; intent_id: string; side: string; amount_cents: number; event_kind: string; account: string }>) {
+      check(event.ledger_seq === real.ledgerSeq + 1, () => `after ${step}: ledger row ${event.ledger_seq} follows ${real.ledgerSeq}`);
+      real.ledgerSeq = event.ledger_seq;
+      const transaction = real.transactions.get(event.transaction_id) ?? { intentId: event.intent_id, kind: event.event_kind, debits: 0n, credits: 0n, entries: 0 };
+      transaction.entries += 1;
+      if (event.side === 'debit') transaction.debits += BigInt(event.amount_cents);
+      else transaction.credits += BigInt(event.amount_cents);
+      if (transaction.entries === 1) {
+        const movement = real.movements.get(event.intent_id) ?? { fund: 0, release: 0, refund: 0, escrow: 0n };
+        movement[event.event_kind as 'fund' | 'release' | 'refund'] += 1;
+        real.movements.set(event.intent_id, movement);
+      }
+      if (event.account === `intent:${event.intent_id}:escrow`) {
+        const movement = real.movements.get(event.intent_id)!;
+        movement.escrow += event.side === 'debit' ? BigInt(event.amount_cents) : -BigInt(event.amount_cents);
+      }
+      real.transactions.set(event.transaction_id, transaction);
+    }
+    if (page.next_after_seq === null) break;
+  }
+  for (const [transactionId, transaction] of real.transactions) {
+    check(transaction.entries >= 2 && transaction.debits === transaction.credits, () => `after ${step}: transaction ${transactionId} has ${transaction.entries} entries, debits ${transaction.debits}, credits ${transaction.credits}`);
+  }
+  for (const intent of model.intents) {
+    const moved = real.movements.get(intent.intentId) ?? { fund: 0, release: 0, refund: 0, escrow: 0n };
+    check(moved.fund <= 1 && moved.release + moved.refund <= 1, () => `after ${step}: intent ${intent.intentId} moved in ${moved.fund} times and out ${moved.release + moved.refund} times`);
+    const expected = {
+      fund: intent.state === 'open' ? 0 : 1,
+      release: intent.state === 'released' ? 1 : 0,
+      refund: intent.state === 'refunded' ? 1 : 0,
+      escrow: intent.state === 'funded' || intent.state === 'evidence_recorded' ? BigInt(intent.amountCents) : 0n,
+    };
+    check(
+      moved.fund === expected.fund && moved.release === expected.release && moved.refund === expected.refund && moved.escrow === expected.escrow,
+      () => `after ${step}: intent ${intent.intentId} (${intent.state}) has ledger ${JSON.stringify({ ...moved, escrow: String(moved.escrow) })}, the model expects ${JSON.stringify({ ...expected, escrow: String(expected.escrow) })}`,
+    );
+  }
+}
+
+// ---- runs ----
+
+/** The command mix. Indices are resolved modulo what the model holds, so every sequence shrinks cleanly. */
+export function lifecycleCommands(maxCommands: number, replayPath?: string): fc.Arbitrary<Iterable<fc.AsyncCommand<Model, Real>>> {
+  const index = fc.nat({ max: 39 });
+  const rail = fc.constantFrom<Rail>('x402_usdc_base', 'processor_mpp');
+  // Repeated entries weigh a command more: the engine's own commands most, expiry (which waits) least.
+  return fc.commands(
+    [
+      fc.record({ rail, short: fc.constantFrom(false, false, false, true), amount: fc.integer({ min: 1, max: 100_000 }), keyed: fc.boolean() }).map(({ rail, short, amount, keyed }) => new CreateIntent(rail, short, amount, keyed)),
+      fc.record({ rail, short: fc.constantFrom(false, true), amount: fc.integer({ min: 1, max: 100_000 }), keyed: fc.boolean() }).map(({ rail, short, amount, keyed }) => new CreateIntent(rail, short, amount, keyed)),
+      fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
+      fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
+      fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
+      index.map((i) => new Poll(i)),
+      fc.tuple(index, fc.boolean(), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed)),
+      fc.tuple(index, fc.boolean(), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed)),
+      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
+      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
+      fc.tuple(index, fc.constantFrom<'confirm' | 'sweeper'>('confirm', 'sweeper')).map(([i, by]) => new Expire(i, by)),
+      fc.constant(new Sweep()),
+      fc.tuple(index, fc.boolean()).map(([i, otherBody]) => new Replay(i, otherBody)),
+      fc.tuple(index, fc.boolean()).map(([i, otherBody]) => new Replay(i, otherBody)),
+      fc.tuple(index, fc.constantFrom<'read' | 'fund' | 'evidence' | 'confirm'>('read', 'fund', 'evidence', 'confirm'), fc.boolean()).map(([i, route, steal]) => new OtherTenant(i, route, steal)),
+      fc.tuple(index, fc.constantFrom<'fund' | 'evidence' | 'confirm'>('fund', 'evidence', 'confirm'), fc.integer({ min: 2, max: 4 }), fc.boolean()).map(([i, operation, copies, keyed]) => new Concurrent(i, operation, copies, keyed)),
+      fc.tuple(index, fc.constantFrom<'fund' | 'evidence' | 'confirm'>('fund', 'evidence', 'confirm'), fc.integer({ min: 2, max: 4 }), fc.boolean()).map(([i, operation, copies, keyed]) => new Concurrent(i, operation, copies, keyed)),
+    ],
+    // 'max': sequences of any length up to maxCommands, not the short ones fast-check's default size prefers.
+    { maxCommands, size: 'max', ...(replayPath ? { replayPath } : {}) },
+  );
+}
+
+/** A fresh run: two new tenants (so each run's ledger starts empty), fresh parties, an empty model. */
+export async function newRun(system: System): Promise<Context> {
+  const [acme, globex] = [await system.newTenant(), await system.newTenant()];
+  return {
+    model: { intents: [], stored: [] },
+    real: {
+      system,
+      acme,
+      globex,
+      principal: party(`did:principal:model-${randomUUID()}`),
+      payee: party(`did:payee:model-${randomUUID()}`),
+      ledgerSeq: 0,
+      transactions: new Map(),
+      movements: new Map(),
+      seen: new Map(),
+      steps: 0,
+      counts: new Map(),
+    },
+  };
+}
+
+/** The property one run checks: the commands agree with the model at every step, and the ledger verifies after. */
+export function lifecycleProperty(system: System, maxCommands: number, onRun?: (context: Context) => void, replayPath?: string): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
+  return fc.asyncProperty(lifecycleCommands(maxCommands, replayPath), async (commands) => {
+    const context = await newRun(system);
+    try {
+      await fc.asyncModelRun(() => ({ model: context.model, real: context.real }), commands);
+      const problems = await system.verifyLedger(context.real.acme.tenantId);
+      check(problems.length === 0, () => `the ledger verifier found: ${problems.join('; ')}`);
+    } finally {
+      onRun?.(context);
+    }
+  });
+}
