@@ -41,15 +41,16 @@ const formatPatterns: Record<Exclude<StringFormat, 'uuid' | 'hex64_or_uuid' | 'r
   currency_iso: /^[a-z]{3}$/,
 };
 
-function fail(code: ErrorCode, details: ErrorDetails): never {
+/** Refuses an artifact with a catalogue code (shared by every signed-artifact reader in signing/). */
+export function fail(code: ErrorCode, details: ErrorDetails): never {
   throw new ServiceError(code, { details });
 }
 
-function malformed(field: string, reason: string): never {
+export function malformed(field: string, reason: string): never {
   fail('artifact.malformed', { field, reason });
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;

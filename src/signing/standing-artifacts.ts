@@ -2,8 +2,7 @@
 // snapshot, `ed25519-sha256-json-v1` with the standing service's own material field names. Canonical bytes = compact
 // JSON of the fields in the fixed order below; digest = SHA-256 of them; signature = Ed25519 over the 32-byte digest.
 // Signing and offline verification (`verifyStandingArtifact`) share the one order table, so they cannot drift.
-import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
-import type { ErrorCode } from '../errors/catalogue.ts';
+import { fail, isPlainObject, malformed } from './artifacts.ts';
 import { sha256 } from './digests.ts';
 import { ed25519PublicKey, verifyEd25519 } from './ed25519.ts';
 import { bytesToHex, isWellFormedText } from './encoding.ts';
@@ -81,20 +80,6 @@ const orders: Record<StandingArtifactKind, { readonly order: Order; readonly sch
   [operatorReceiptKind]: { order: operatorReceiptOrder, schemaVersions: [1] },
   [portfolioSnapshotKind]: { order: portfolioSnapshotOrder, schemaVersions: [1] },
 };
-
-function fail(code: ErrorCode, details: ErrorDetails): never {
-  throw new ServiceError(code, { details });
-}
-
-function malformed(field: string, reason: string): never {
-  fail('artifact.malformed', { field, reason });
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
 
 function writeValue(value: unknown, path: string): string {
   if (value === null) return 'null';
