@@ -39,7 +39,9 @@ export async function startConsoleHarness(): Promise<ConsoleHarness> {
   const database = await createTestDatabase();
   const system = new Database({ ...database.connection, max: 2 });
   const logs = new LogCapture();
-  const app = await buildTestApp(database.connection, logs);
+  // One browser walks many pages from one loopback address within a minute; the per-address limit of public
+  // routes (which the console's pages fall under, docs/console.md) is not what these tests exercise.
+  const app = await buildTestApp(database.connection, logs, undefined, undefined, { rateLimit: { perCredential: 600, perAddress: 100_000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { Writable } from 'node:stream';
-import { app } from '../../src/app.ts';
+import { app, type AppOptions } from '../../src/app.ts';
 import type { Environment } from '../../src/credentials/api-key.ts';
 import type { Role } from '../../src/credentials/roles.ts';
 import { Database } from '../../src/infra/database.ts';
@@ -31,11 +31,13 @@ export async function buildTestApp(
   gatewayKeys: GatewayKeyring = ephemeralKeyring(),
   /** Runs on the bare instance before the app is registered (e.g. an onRoute hook that lists routes). */
   beforeApp?: (instance: FastifyInstance) => void,
+  /** Other app options (rate limits, say). */
+  options: Partial<AppOptions> = {},
 ): Promise<FastifyInstance> {
   const logger = createLogger(logs ? 'trace' : 'silent', logs);
   const instance = createFastify(logger);
   beforeApp?.(instance);
-  await instance.register(app, { connection, gatewayKeys, maintenance: false });
+  await instance.register(app, { maintenance: false, ...options, connection, gatewayKeys });
   await instance.ready();
   return instance;
 }
