@@ -39,6 +39,14 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       try {
+        // pg's Pool.end() resolves once it has asked its clients to end, not once their backends are gone; FORCE
+        // would then kill a backend mid-goodbye and its client would raise an error nobody listens to. Give the
+        // closing connections a moment first (FORCE stays for what a test truly left open).
+        for (let waitedMs = 0; waitedMs < 2_000; waitedMs += 50) {
+          const { rows } = await client.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (rows[0].n === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await client.end();
