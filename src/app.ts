@@ -20,7 +20,14 @@ import { healthRoutes } from './surfaces/health.ts';
 import { consoleSurface } from './surfaces/console/index.ts';
 import { mcp } from './surfaces/mcp/index.ts';
 import { routeContracts } from './surfaces/mcp/route-contracts.ts';
+import { openApiDocument, referenceRoutes } from './surfaces/reference.ts';
+import { responseValidation } from './plugins/response-validation.ts';
 import { standing } from './surfaces/standing/index.ts';
+import { metricsPlugin, type MetricsOptions } from './plugins/metrics.ts';
+import { metricsRoutes } from './surfaces/metrics.ts';
+import { SecretBox } from './infra/secret-box.ts';
+import { railCallTimeoutMsDefault } from './limits.ts';
+import type { RailRuntime } from './rails/index.ts';
 
 export interface AppOptions extends DatabasePluginOptions {
   /** Periodic maintenance (expired intents, old records); tests run passes by hand instead. */
@@ -34,12 +41,23 @@ export interface AppOptions extends DatabasePluginOptions {
   /** The engine's terminal effects, in order; default the service's list (src/plugins/engine-effects.ts). Only a
    * bench composes another, to price one effect against the same service without it. */
   readonly terminalEffects?: readonly TerminalEffect[];
+  /** Prometheus metrics: GET /metrics behind `SVC_METRICS_TOKEN`, and/or a listener of its own (`SVC_METRICS_PORT`); default off. */
+  readonly metrics?: MetricsOptions;
+  /** `SVC_SECRETS_KEY` (32 bytes, standard base64): seals the live rails' secrets at rest; absent, none can be stored. */
+  readonly secretsKey?: string | undefined;
+  /** Deadline of one call to a live rail's facilitator or processor; default railCallTimeoutMsDefault. */
+  readonly railCallTimeoutMs?: number;
+  /** Check every JSON answer against its route's declared response schema, failing loudly on drift
+   * (src/plugins/response-validation.ts). On in the test suite, off in production. */
+  readonly validateResponses?: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** `SVC_PUBLIC_URL` when configured; read it through `publicBaseUrlOf` (src/config.ts). */
     readonly publicBaseUrl: string | undefined;
+    /** What the live rails need from the deployment: the secrets key's box and the rail call deadline. */
+    readonly railRuntime: RailRuntime;
   }
 }
 
@@ -49,10 +67,17 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
     reply.header('x-request-id', request.id);
   });
   instance.decorate('publicBaseUrl', options.publicBaseUrl);
+  const railRuntime: RailRuntime = {
+    secretBox: options.secretsKey ? SecretBox.fromBase64(options.secretsKey) : undefined,
+    callTimeoutMs: options.railCallTimeoutMs ?? railCallTimeoutMsDefault,
+  };
+  instance.decorate('railRuntime', railRuntime);
   await instance.register(httpErrors);
   await instance.register(inputBoundary);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
+  // Before every plugin and surface that answers requests, so that its hooks see all of them.
+  await instance.register(metricsPlugin, options.metrics ?? {});
   await instance.register(engineEffectsPlugin, { terminalEffects: options.terminalEffects });
   await instance.register(mailPlugin, options.mail ?? {});
   await instance.register(access, { authenticator: instance.authenticator });
@@ -63,7 +88,11 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
 
   // Before the surfaces, so that it sees every route they add (the MCP tools read their routes' contracts).
   await instance.register(routeContracts);
+  await instance.register(openApiDocument);
+  if (options.validateResponses === true) await instance.register(responseValidation);
   await instance.register(healthRoutes);
+  await instance.register(referenceRoutes);
+  await instance.register(metricsRoutes, options.metrics ?? {});
   await instance.register(gateway);
   await instance.register(harbor, { prefix: '/harbor' });
   await instance.register(standing);

@@ -30,6 +30,19 @@ export interface Config {
    * used wherever an answer names one of our own pages (the device-login `verification_uri`, the agent card). Absent:
    * each answer uses the address its request came to (see publicBaseUrlOf). */
   readonly publicBaseUrl: string | undefined;
+  /** `SVC_SECRETS_KEY`: 32 bytes in standard base64, the key that seals the live rails' secrets at rest
+   * (docs/rails.md#live-rails). Absent: no secret can be stored. */
+  readonly secretsKey: string | undefined;
+  /** `SVC_METRICS_TOKEN`: the bearer token that GET /metrics requires (docs/operations.md "Metrics"). Absent: metrics
+   * are off and /metrics answers 404. */
+  readonly metricsToken: string | undefined;
+  /** `SVC_METRICS_PORT`: a listener of its own for GET /metrics (the token required there too when set). Absent: none. */
+  readonly metricsPort: number | undefined;
+  /** `SVC_METRICS_HOST`: the address the metrics port listens on; absent: `127.0.0.1` (src/plugins/metrics.ts). */
+  readonly metricsHost: string | undefined;
+  /** `SVC_VALIDATE_RESPONSES=1`: check every JSON answer against its route contract and answer 500 on drift
+   * (docs/api.md "Response validation"). For test and staging servers; off by default. */
+  readonly validateResponses: boolean;
 }
 
 export class ConfigError extends Error {
@@ -66,7 +79,48 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     rateLimitPublicPerMinute: parseRateLimit('SVC_RATE_LIMIT_PUBLIC_PER_MINUTE', environment.SVC_RATE_LIMIT_PUBLIC_PER_MINUTE, rateLimitPublicPerMinuteDefault),
     redisUrl: parseRedisUrl(environment.REDIS_URL),
     publicBaseUrl: parsePublicBaseUrl(environment.SVC_PUBLIC_URL),
+    secretsKey: parseSecretsKey(environment.SVC_SECRETS_KEY),
+    metricsToken: parseMetricsToken(environment.SVC_METRICS_TOKEN),
+    metricsPort: parseMetricsPort(environment.SVC_METRICS_PORT),
+    metricsHost: nonEmpty(environment.SVC_METRICS_HOST),
+    validateResponses: environment.SVC_VALIDATE_RESPONSES === '1',
   };
+}
+
+/** 32 bytes in standard base64; the message never repeats the value. */
+export function parseSecretsKey(value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || Buffer.from(text, 'base64').length !== 32) {
+    throw new ConfigError('SVC_SECRETS_KEY must be 32 bytes in standard base64 (e.g. the output of `openssl rand -base64 32`)');
+  }
+  return text;
+}
+
+/** Shortest metrics token: 32 characters of the token alphabet carry at least 192 bits from a random generator. */
+export const metricsTokenLengthMin = 32;
+/** Longest metrics token: far more than any generator's output, and well within one header line. */
+const metricsTokenLengthMax = 512;
+
+/** A bearer token (RFC 6750 token68 characters) of metricsTokenLengthMin to metricsTokenLengthMax characters; the
+ * message never repeats the value. */
+export function parseMetricsToken(value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  if (!/^[A-Za-z0-9._~+/-]+=*$/.test(text) || text.length < metricsTokenLengthMin || text.length > metricsTokenLengthMax) {
+    throw new ConfigError(
+      `SVC_METRICS_TOKEN must be ${metricsTokenLengthMin} to ${metricsTokenLengthMax} characters of A-Z a-z 0-9 . _ ~ + / - (e.g. the output of \`openssl rand -hex 32\`)`,
+    );
+  }
+  return text;
+}
+
+function parseMetricsPort(value: string | undefined): number | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new ConfigError(`SVC_METRICS_PORT must be an integer from 1 to 65535, got "${text}"`);
+  return port;
 }
 
 /** `http(s)://host[:port][/path]` without user info, query or fragment; returned without a trailing slash. */

@@ -129,6 +129,19 @@ export const evidenceSchemaCacheEntriesMax = 512;
  * crash completes within seconds. Correctness does not rest on it: the rail answers the same credential the same
  * way, and the outcome is recorded once, under the intent's row lock. */
 export const fundingClaimLeaseMs = 3_000;
+/** Deadline of one HTTP call to a live rail's facilitator or processor (AppOptions.railCallTimeoutMs overrides it).
+ * A call past it is abandoned: a settle that may have happened is then resolved by asking the rail again. */
+export const railCallTimeoutMsDefault = 10_000;
+/** `Retry-After` of a 503 `rail.unavailable`: the facilitator or processor could not be reached or answered 5xx. */
+export const railRetryAfterSecondsDefault = 5;
+/** Characters of a live rail's endpoint URL (`x402_facilitator_url`, `mpp_processor_url`). */
+export const railEndpointUrlLengthMax = 2048;
+/** Characters of a live rail's secret (`x402_facilitator_api_key`, `mpp_processor_secret_key`). */
+export const railSecretLengthMax = 1024;
+/** Rail instructions (payouts, refunds) and unfinished funding claims handled per maintenance pass. */
+export const railSweepBatchMax = 50;
+/** Tries of one rail instruction before it is marked failed and left to the operator. */
+export const railInstructionAttemptsMax = 20;
 /** How long an MPP `Payment` challenge may be answered (its `expires`); long enough for a person to approve. */
 export const mppChallengeLifetimeMs = 15 * 60_000;
 /** x402 `maxTimeoutSeconds`: how long the payer's authorization may take to settle. */
@@ -354,3 +367,29 @@ assertLimit(consoleFormBytesMax < requestBodyBytesMax, 'a console form must fit 
 export const toolCallIdLengthMax = 256;
 /** Each optional string of a mandate import's transport binding (partner platform, external id, request id). */
 export const transportBindingFieldLengthMax = 256;
+
+// ---- Route contracts (src/contracts/) ----
+/** A public key or signature in an intent envelope, as base64 text: an Ed25519 signature (64 bytes) is 88
+ * characters; the bound leaves room for padding variants without admitting a payload. */
+export const envelopeBase64LengthMax = 128;
+/** `predicate_ref`: `<template_id>@<version_seq>`, at most 64 + 1 + 10 characters; the bound is looser on purpose,
+ * so that a malformed ref gets its own code (`intent.predicate_missing`) rather than a schema refusal. */
+export const predicateRefLengthMax = 200;
+/** An archetype preset id (`completion_v1`); the catalogue's are far shorter. */
+export const completionPresetIdLengthMax = 128;
+
+// ---- Gateway route contracts (src/contracts/, src/surfaces/gateway/routes/) ----
+/** A device login's user code as typed (ours are 9 characters, `BCDF-GHJK`); longer text is no code at all. */
+export const deviceUserCodeInputLengthMax = 32;
+/** A device code as sent to the token route (ours are 101 characters); a longer one is `invalid_grant` unread. */
+export const deviceCodeInputLengthMax = 256;
+/** A managed policy template id as a sandbox bootstrap names it (the catalogue's ids are far shorter). */
+export const templateIdLengthMax = 64;
+/** Each field of an audit export's filter as sent (an RFC 3339 time or an intent UUID), before it is parsed. */
+export const auditExportFilterFieldLengthMax = 64;
+/** The intent_id a /verify call names: any text up to this (one that names no intent of the token is a deny). */
+export const verifyIntentIdLengthMax = 64;
+
+/** The reference an operator records for a rail instruction it carried out itself (an x402 transfer's transaction
+ * hash is 66 characters; other rails' ids are shorter): room to spare, bounded. */
+export const railInstructionReferenceLengthMax = 200;

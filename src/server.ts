@@ -74,6 +74,9 @@ await server.register(app, {
   gatewayKeys: keys.keyring,
   mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
   publicBaseUrl: config.publicBaseUrl,
+  validateResponses: config.validateResponses,
+  metrics: { token: config.metricsToken, port: config.metricsPort, host: config.metricsHost },
+  secretsKey: config.secretsKey,
   rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute, ...(redisStore ? { store: redisStore } : {}) },
 });
 

@@ -26,3 +26,62 @@ export function queueEvidenceInsert(tx: Queryable, tenantId: string, evidence: E
     ],
   });
 }
+
+/** An evidence submission as stored, with the time the service recorded it. */
+export interface StoredEvidence extends EvidenceRecord {
+  readonly recordedAt: Date;
+}
+
+interface EvidenceRow {
+  intent_id: string;
+  payload: unknown;
+  artifacts: string[];
+  payee_did: string;
+  payee_signature: Buffer | null;
+  submitted_at: string;
+  payload_digest: Buffer;
+  artifacts_digest: Buffer;
+  predicate_passed: boolean;
+  evaluation: unknown;
+  recorded_at: Date;
+}
+
+/**
+ * The evidence submissions of one intent, newest first. `startingAfter` is the payload digest of the last
+ * submission of the previous page; one that names no submission of this intent gives an empty page. The table keeps
+ * one submission per intent today (its key is the intent), so a page holds at most one; the order and the cursor
+ * are those of a list all the same, so that a reader need not change when an intent keeps more.
+ */
+export async function listEvidenceSubmissions(
+  tx: Queryable,
+  tenantId: string,
+  intentId: string,
+  page: { limit: number; startingAfter?: Buffer | undefined },
+): Promise<{ submissions: StoredEvidence[]; hasMore: boolean }> {
+  const { rows } = await tx.query<EvidenceRow>(
+    `SELECT intent_id, payload, artifacts, payee_did, payee_signature, submitted_at, payload_digest, artifacts_digest,
+       predicate_passed, evaluation, recorded_at
+     FROM evidence_submissions
+     WHERE tenant_id = $1 AND intent_id = $2
+       AND ($3::bytea IS NULL OR (recorded_at, payload_digest) < (SELECT recorded_at, payload_digest FROM evidence_submissions
+             WHERE tenant_id = $1 AND intent_id = $2 AND payload_digest = $3))
+     ORDER BY recorded_at DESC, payload_digest DESC LIMIT $4`,
+    [tenantId, intentId, page.startingAfter ?? null, page.limit + 1],
+  );
+  const submissions = rows.slice(0, page.limit).map(
+    (row): StoredEvidence => ({
+      intentId: row.intent_id,
+      payload: row.payload,
+      artifacts: row.artifacts,
+      payeeDid: row.payee_did,
+      payeeSignature: row.payee_signature,
+      submittedAt: row.submitted_at,
+      payloadDigest: row.payload_digest,
+      artifactsDigest: row.artifacts_digest,
+      predicatePassed: row.predicate_passed,
+      evaluation: row.evaluation,
+      recordedAt: row.recorded_at,
+    }),
+  );
+  return { submissions, hasMore: rows.length > page.limit };
+}

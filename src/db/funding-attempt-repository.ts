@@ -16,6 +16,12 @@ export interface FundingAttempt {
   readonly polls: number;
   /** When a rail call for this attempt began, while it runs with no lock held; null when none is under way. */
   readonly claimedAt: Date | null;
+  /** The credential's parsed data, kept from the claim on (to ask the rail again about an unknown outcome). */
+  readonly credential: unknown;
+  /** What the rail reported about the payment (x402: transaction, payer, network), if anything. */
+  readonly railDetails: Record<string, unknown> | null;
+  /** The rail call went to a live rail (its settlement is then instructed to that rail). */
+  readonly live: boolean;
 }
 
 interface AttemptRow {
@@ -29,9 +35,12 @@ interface AttemptRow {
   reference: string | null;
   polls: number;
   claimed_at: Date | null;
+  credential: unknown;
+  rail_details: Record<string, unknown> | null;
+  live: boolean;
 }
 
-const columns = 'attempt_id, intent_id, rail, challenge_id, challenge, status, credential_digest, reference, polls, claimed_at';
+const columns = 'attempt_id, intent_id, rail, challenge_id, challenge, status, credential_digest, reference, polls, claimed_at, credential, rail_details, live';
 
 const toAttempt = (row: AttemptRow): FundingAttempt => ({
   attemptId: row.attempt_id,
@@ -44,6 +53,9 @@ const toAttempt = (row: AttemptRow): FundingAttempt => ({
   reference: row.reference,
   polls: row.polls,
   claimedAt: row.claimed_at,
+  credential: row.credential,
+  railDetails: row.rail_details,
+  live: row.live,
 });
 
 /** Queues the record of a challenge, to travel with COMMIT. Reissuing an identical challenge (x402 derives its id
@@ -83,10 +95,16 @@ export function findClaimedAttemptStatement(tenantId: string, intentId: string):
 /** Queues the claim of an attempt for a rail call by the credential with `credentialDigest`, to travel with COMMIT:
  * the first phase of funding (docs/engine.md "Funding in two phases"). The partial unique index
  * `funding_attempts_one_claim` admits one claim per intent. */
-export function queueAttemptClaim(tx: Queryable, tenantId: string, attemptId: string, credentialDigest: Buffer): void {
+export function queueAttemptClaim(
+  tx: Queryable,
+  tenantId: string,
+  attemptId: string,
+  claim: { credentialDigest: Buffer; credential: unknown; live: boolean },
+): void {
   tx.beforeCommit({
-    text: `UPDATE funding_attempts SET claimed_at = now(), credential_digest = $3, updated_at = now() WHERE tenant_id = $1 AND attempt_id = $2`,
-    values: [tenantId, attemptId, credentialDigest],
+    text: `UPDATE funding_attempts SET claimed_at = now(), credential_digest = $3, credential = $4, live = $5, updated_at = now()
+           WHERE tenant_id = $1 AND attempt_id = $2`,
+    values: [tenantId, attemptId, claim.credentialDigest, JSON.stringify(claim.credential ?? null), claim.live],
   });
 }
 
@@ -108,12 +126,78 @@ export function queueAttemptUpdate(
   tx: Queryable,
   tenantId: string,
   attemptId: string,
-  change: { status: FundingAttemptStatus; credentialDigest: Buffer; reference: string | null; poll: boolean },
+  change: { status: FundingAttemptStatus; credentialDigest: Buffer; reference: string | null; poll: boolean; details?: Record<string, unknown> | undefined },
 ): void {
   tx.beforeCommit({
-    text: `WITH moved AS (UPDATE funding_attempts SET status = $3, reference = $5, polls = polls + $6, claimed_at = NULL, updated_at = now()
+    text: `WITH moved AS (UPDATE funding_attempts SET status = $3, reference = $5, polls = polls + $6, claimed_at = NULL,
+               rail_details = COALESCE($7::jsonb, rail_details), updated_at = now()
              WHERE tenant_id = $1 AND attempt_id = $2 AND claimed_at IS NOT NULL AND credential_digest = $4 RETURNING 1)
            SELECT expect_one_row((SELECT count(*) FROM moved), 'funding attempt outcome')`,
-    values: [tenantId, attemptId, change.status, change.credentialDigest, change.reference, change.poll ? 1 : 0],
+    values: [tenantId, attemptId, change.status, change.credentialDigest, change.reference, change.poll ? 1 : 0, change.details ? JSON.stringify(change.details) : null],
   });
+}
+
+/** Claims whose lease ran out (their process died between the phases, or their rail's outcome was unknown), oldest
+ * first, across tenants (the sweeper, as the system role). */
+export async function findStaleClaims(tx: Queryable, claimedBefore: Date, limit: number): Promise<Array<{ tenantId: string; intentId: string; attemptId: string }>> {
+  const { rows } = await tx.query<{ tenant_id: string; intent_id: string; attempt_id: string }>(
+    `SELECT tenant_id, intent_id, attempt_id FROM funding_attempts WHERE claimed_at IS NOT NULL AND claimed_at < $1 ORDER BY claimed_at LIMIT $2`,
+    [claimedBefore, limit],
+  );
+  return rows.map((row) => ({ tenantId: row.tenant_id, intentId: row.intent_id, attemptId: row.attempt_id }));
+}
+
+/** One attempt by id, locked (the sweeper's resolution, after the intent's lock). */
+export function findAttemptStatement(tenantId: string, attemptId: string): Statement<FundingAttempt | undefined> {
+  return {
+    text: `SELECT ${columns} FROM funding_attempts WHERE tenant_id = $1 AND attempt_id = $2 FOR UPDATE`,
+    values: [tenantId, attemptId],
+    read: ({ rows }) => rows[0] && toAttempt(rows[0] as AttemptRow),
+  };
+}
+
+/** The successful attempt of an intent, if any (what its funding's rail reported, for the intent's read). */
+export function findSucceededAttemptStatement(tenantId: string, intentId: string): Statement<FundingAttempt | undefined> {
+  return {
+    text: `SELECT ${columns} FROM funding_attempts WHERE tenant_id = $1 AND intent_id = $2 AND status = 'succeeded'`,
+    values: [tenantId, intentId],
+    read: ({ rows }) => rows[0] && toAttempt(rows[0] as AttemptRow),
+  };
+}
+
+/** An attempt as a tenant-wide list shows it: what became of it and when. */
+export interface FundingAttemptSummary {
+  readonly attemptId: string;
+  readonly intentId: string;
+  readonly rail: string;
+  readonly status: FundingAttemptStatus;
+  readonly polls: number;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** The tenant's attempts, most recently changed first, optionally of one status; `startingAfter` is the last
+ * attempt id of the previous page (one that names no attempt of the tenant gives an empty page). */
+export async function listFundingAttempts(
+  tx: Queryable,
+  tenantId: string,
+  page: { limit: number; status?: FundingAttemptStatus | undefined; startingAfter?: string | undefined },
+): Promise<{ attempts: FundingAttemptSummary[]; hasMore: boolean }> {
+  const { rows } = await tx.query<{ attempt_id: string; intent_id: string; rail: string; status: FundingAttemptStatus; polls: number; created_at: Date; updated_at: Date }>(
+    `SELECT attempt_id, intent_id, rail, status, polls, created_at, updated_at FROM funding_attempts
+     WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)
+       AND ($3::uuid IS NULL OR (updated_at, attempt_id) < (SELECT updated_at, attempt_id FROM funding_attempts WHERE tenant_id = $1 AND attempt_id = $3))
+     ORDER BY updated_at DESC, attempt_id DESC LIMIT $4`,
+    [tenantId, page.status ?? null, page.startingAfter ?? null, page.limit + 1],
+  );
+  const attempts = rows.slice(0, page.limit).map((row) => ({
+    attemptId: row.attempt_id,
+    intentId: row.intent_id,
+    rail: row.rail,
+    status: row.status,
+    polls: row.polls,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+  return { attempts, hasMore: rows.length > page.limit };
 }

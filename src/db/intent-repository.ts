@@ -1,9 +1,10 @@
 // Intents: insert, read (locked for a state change), list, and the state transitions of docs/engine.md#states.
 import type { Queryable, Statement } from '../infra/database.ts';
+import type { IntentState } from '../contracts/intents.ts';
 import { safeIntegerOf } from './safe-integer.ts';
 
-export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
-export type IntentState = (typeof intentStates)[number];
+// The states are part of the API contract; the table's CHECK (migrations) lists the same five.
+export { intentStates, type IntentState } from '../contracts/intents.ts';
 
 export interface Intent {
   readonly tenantId: string;

@@ -68,24 +68,57 @@ function insertStatement(tenantId: string, receipt: NewReceipt, onConflict: stri
   };
 }
 
-/** Queues the insert to travel with COMMIT (no round trip of its own): for receipts whose id cannot be taken yet,
- * such as an intent's settlement receipts, issued under the intent's row lock exactly once. */
-export function queueReceiptInsert(tx: Queryable, tenantId: string, receipt: NewReceipt): void {
-  tx.beforeCommit(insertStatement(tenantId, receipt, ''));
+/** A receipt to store together with its transparency log leaf: the leaf's data are the signed canonical bytes. */
+export interface LoggedReceipt extends Omit<NewReceipt, 'leafIndex'> {
+  readonly canonicalBytes: Uint8Array;
 }
 
 /**
- * Queues the insert to travel with COMMIT, right after the statement (queued before it) that appended the receipt to
- * the tenant's transparency log: the leaf index is read back from that leaf, found by the receipt's kind and id.
+ * One statement that appends `receipts` to the tenant's transparency log as its next leaves, in order, and stores
+ * them with their leaf indexes: the log head moves once for all of them, each leaf's hash is computed where the
+ * table's check recomputes it anyway, and each wire text travels once, for the receipt (json, its text kept) and the
+ * leaf (jsonb). Answers the leaf indexes, in the order of `receipts`. The head's row lock then serializes the
+ * tenant's appends until the transaction ends: run it as late as the transaction allows (queued with COMMIT).
+ * A receipt id already taken fails the statement, and with it the transaction (the caller holds the lock that makes
+ * the ids free).
  */
-export function queueReceiptInsertAfterLeaf(tx: Queryable, tenantId: string, receipt: Omit<NewReceipt, 'leafIndex'>): void {
-  tx.beforeCommit({
-    text: `INSERT INTO protocol_receipts (tenant_id, family, receipt_id, kind, scope, intent_id, tool_call_id, wire, leaf_index)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json,
-                   (SELECT leaf_index FROM transparency_log_leaves WHERE tenant_id = $1 AND artifact_id = $3 AND kind = $4
-                    ORDER BY leaf_index DESC LIMIT 1))`,
-    values: [tenantId, receipt.family, receipt.receiptId, receipt.kind, receipt.scope ?? null, receipt.intentId, receipt.toolCallId ?? null, receipt.wireText],
-  });
+export function recordReceiptsStatement(tenantId: string, receipts: readonly LoggedReceipt[]): Statement<number[]> {
+  if (receipts.length === 0) throw new Error('recordReceiptsStatement: no receipts');
+  return {
+    text: `WITH input AS (
+             SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::uuid[], $9::text[])
+                      WITH ORDINALITY AS i (kind, receipt_id, canonical_bytes, wire, family, scope, intent_id, tool_call_id, ord)),
+           head AS (
+             INSERT INTO transparency_log_heads AS h (tenant_id, tree_size) VALUES ($1, $10::bigint)
+             ON CONFLICT (tenant_id) DO UPDATE SET tree_size = h.tree_size + $10::bigint, updated_at = now()
+             RETURNING h.tree_size - $10::bigint AS first_index),
+           leaves AS (
+             INSERT INTO transparency_log_leaves (tenant_id, leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, artifact)
+             SELECT $1, head.first_index + i.ord - 1, i.kind, i.receipt_id, i.canonical_bytes,
+                    sha256(decode('00', 'hex') || i.canonical_bytes), i.wire::jsonb
+               FROM head, input i)
+           INSERT INTO protocol_receipts (tenant_id, family, receipt_id, kind, scope, intent_id, tool_call_id, wire, leaf_index)
+           SELECT $1, i.family, i.receipt_id, i.kind, i.scope, i.intent_id, i.tool_call_id, i.wire::json, head.first_index + i.ord - 1
+             FROM head, input i
+           RETURNING leaf_index`,
+    values: [
+      tenantId,
+      receipts.map((receipt) => receipt.kind),
+      receipts.map((receipt) => receipt.receiptId),
+      receipts.map((receipt) => Buffer.from(receipt.canonicalBytes.buffer, receipt.canonicalBytes.byteOffset, receipt.canonicalBytes.byteLength)),
+      receipts.map((receipt) => receipt.wireText),
+      receipts.map((receipt) => receipt.family),
+      receipts.map((receipt) => receipt.scope ?? null),
+      receipts.map((receipt) => receipt.intentId),
+      receipts.map((receipt) => receipt.toolCallId ?? null),
+      receipts.length,
+    ],
+    read: ({ rows }) => {
+      // The leaves are consecutive, in input order, from the smallest (BIGINT as text; 2^53 leaves are out of reach).
+      const first = Math.min(...rows.map((row) => Number(row.leaf_index)));
+      return receipts.map((_, index) => first + index);
+    },
+  };
 }
 
 /** Inserts now; false when a receipt of this family already has the id (the caller decides what that means). */

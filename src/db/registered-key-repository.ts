@@ -1,13 +1,10 @@
 // The tenant key registry: Ed25519 public keys of principals, agents and operators, revocable, never deleted.
 import { randomBytes } from 'node:crypto';
+import type { KeyRegistrationSource, RegisteredKeyKind } from '../contracts/registry.ts';
 import type { Queryable } from '../infra/database.ts';
 
-export const registeredKeyKinds = ['principal', 'agent', 'operator'] as const;
-export type RegisteredKeyKind = (typeof registeredKeyKinds)[number];
-/** How a key came to be registered: the registry route, the operator CLI, or a sandbox agent key's first valid
- * recognition proof (migrations/0013_first_use_keys.sql). */
-export const keyRegistrationSources = ['api', 'cli', 'first_use'] as const;
-export type KeyRegistrationSource = (typeof keyRegistrationSources)[number];
+// The kinds and registration sources are part of the API contract; the table's CHECKs list the same values.
+export { keyRegistrationSources, registeredKeyKinds, type KeyRegistrationSource, type RegisteredKeyKind } from '../contracts/registry.ts';
 
 export interface RegisteredKey {
   readonly registeredKeyId: string;

@@ -13,5 +13,11 @@ export interface EngineAnswer {
  * lock held: the call, which answers the second phase. The second phase answers the command, or `undefined` when
  * the state moved between the phases and the command must start over (docs/engine.md "Funding in two phases"). */
 export interface CallOutside {
-  readonly outside: () => Promise<(tx: Queryable) => Promise<EngineAnswer | undefined>>;
+  readonly outside: () => Promise<(tx: Queryable) => Promise<EngineAnswer | CommittedFailure | undefined>>;
+}
+
+/** A second phase that fails after its writes must commit (a rail that could not be reached: the claim released,
+ * then 503): runCommand commits the phase, then throws `error`. */
+export class CommittedFailure {
+  constructor(readonly error: Error) {}
 }

@@ -1,7 +1,8 @@
 // Test-only crash points: the process kills itself (SIGKILL, as a crash would) at a named point when the environment
 // variable SVC_TEST_CRASH_AT names it. Unset, as in every deployment, nothing happens. test/engine/fund-phases.test.ts
 // uses `fund.after_phase1` to show that a crash between the two phases of funding loses and duplicates nothing.
-export type CrashPoint = 'fund.after_phase1';
+// `fund.after_rail_call` (test/rails/live-x402.test.ts): the rail has settled, our second phase has not committed.
+export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call';
 
 const armed = process.env.SVC_TEST_CRASH_AT;
 

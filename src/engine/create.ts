@@ -1,11 +1,11 @@
 // Creating an intent from a principal-signed envelope (docs/engine.md#creating-an-intent--post-harborintents): the
 // signing version is gated first, then the body's shape, the release rule (inline, by reference, or bound to the policy
 // head), the evidence schema, and the principal's Ed25519 signature over the exact bytes the client signed.
+import { CreateIntentBody } from '../contracts/intents.ts';
 import { findPolicyHead, findPolicyVersion, type PolicyVersion } from '../db/policy-repository.ts';
 import { insertIntent, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
-import { allowedToolLengthMax, allowedToolsMax, didLengthMax, policyVersionSeqMax } from '../limits.ts';
 import { isUniqueViolation, type Queryable } from '../infra/database.ts';
 import { compileBodyValidator } from '../infra/validation.ts';
 import { compilePredicate, findPreset } from '../predicate/index.ts';
@@ -16,69 +16,7 @@ import { verifyEd25519 } from '../signing/ed25519.ts';
 import { parseRfc3339 } from '../signing/rfc3339.ts';
 import { compileEvidenceSchema } from './evidence-schema.ts';
 
-export interface CreateIntentBody {
-  intent_id: string;
-  principal_did: string;
-  principal_pubkey: string;
-  principal_signature: string;
-  payee_did: string;
-  payee_pubkey: string;
-  budget: Record<string, unknown>;
-  currency: string;
-  amount_cents: number;
-  evidence_schema: Record<string, unknown>;
-  deadline: string;
-  predicate_dsl?: unknown;
-  settlement_rail: string;
-  signing_version: 6 | 7;
-  policy_binding?: { template_id: string; version_seq: number } | null;
-  allowed_tools: string[];
-  predicate_ref?: string;
-  completion_preset_id?: string;
-  /** Hints only: when present they must name the credential's tenant (spec, Authentication). */
-  tenant_id?: string;
-  org_id?: string;
-}
-
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
-const base64 = { type: 'string', pattern: '^[A-Za-z0-9+/]+={0,2}$', maxLength: 128 } as const;
-
-const assertCreateBody: (value: unknown) => asserts value is CreateIntentBody = compileBodyValidator<CreateIntentBody>({
-  type: 'object',
-  additionalProperties: false,
-  required: ['intent_id', 'principal_did', 'principal_pubkey', 'principal_signature', 'payee_did', 'payee_pubkey', 'budget',
-    'currency', 'amount_cents', 'evidence_schema', 'deadline', 'settlement_rail', 'signing_version', 'allowed_tools'],
-  properties: {
-    intent_id: { type: 'string', maxLength: 36 },
-    principal_did: text(didLengthMax),
-    principal_pubkey: base64,
-    principal_signature: base64,
-    payee_did: text(didLengthMax),
-    payee_pubkey: base64,
-    budget: { type: 'object' },
-    currency: { type: 'string', pattern: '^[a-z]{3}$' },
-    amount_cents: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-    evidence_schema: { type: 'object' },
-    deadline: text(64),
-    predicate_dsl: {},
-    settlement_rail: { type: 'string', pattern: '^[a-z0-9_]{1,64}$' },
-    signing_version: { type: 'integer' },
-    policy_binding: {
-      anyOf: [
-        { type: 'null' },
-        {
-          type: 'object', additionalProperties: false, required: ['template_id', 'version_seq'],
-          properties: { template_id: { type: 'string', pattern: '^[a-z0-9_]{1,64}$' }, version_seq: { type: 'integer', minimum: 1, maximum: policyVersionSeqMax } },
-        },
-      ],
-    },
-    allowed_tools: { type: 'array', minItems: 1, maxItems: allowedToolsMax, items: text(allowedToolLengthMax) },
-    predicate_ref: { type: 'string', maxLength: 200 },
-    completion_preset_id: text(128),
-    tenant_id: text(64),
-    org_id: text(64),
-  },
-});
+const assertCreateBody: (value: unknown) => asserts value is CreateIntentBody = compileBodyValidator<CreateIntentBody>(CreateIntentBody);
 
 /** The rule an intent will be evaluated by, and what of it the principal signed. */
 interface ResolvedRule {

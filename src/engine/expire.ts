@@ -4,6 +4,7 @@ import { ServiceError } from '../errors/service-error.ts';
 import { maintenanceIntentsPerPassMax } from '../limits.ts';
 import type { Database } from '../infra/database.ts';
 import type { EngineEffects } from './effects.ts';
+import { engineObserverOf, watchTransaction } from './observer.ts';
 import { lockForCommand } from './pipeline.ts';
 import { settleIntent } from './settle.ts';
 
@@ -21,11 +22,15 @@ export async function expireIntents(database: Database, effects: EngineEffects, 
   let refunded = 0;
   for (const { tenant_id: tenantId, intent_id: intentId } of expired) {
     try {
-      await database.tenant(tenantId, async (tx) =>
-        settleIntent(tx, await lockForCommand(tx, tenantId, intentId, 'expire'), effects, { command: 'expire', nowMs: now.getTime() }));
+      await database.tenant(tenantId, async (tx) => {
+        watchTransaction(tx, database);
+        return settleIntent(tx, await lockForCommand(tx, tenantId, intentId, 'expire'), effects, { command: 'expire', nowMs: now.getTime() });
+      });
       refunded += 1;
+      engineObserverOf(database)?.commandAnswered('expire', 200, false);
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error;
+      engineObserverOf(database)?.commandAnswered('expire', error.statusCode, false);
     }
   }
   return refunded;

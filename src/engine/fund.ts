@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   findAttemptByChallengeStatement,
+  findAttemptStatement,
   findClaimedAttemptStatement,
   queueAttemptClaim,
   queueAttemptUpdate,
@@ -18,21 +19,25 @@ import {
   type FundingAttempt,
 } from '../db/funding-attempt-repository.ts';
 import { lockIntentStatement, queueFundedTransition, queueStateGuard, type Intent, type LockedIntent } from '../db/intent-repository.ts';
-import { findSettlementConfigStatement } from '../db/settlement-config-repository.ts';
+import { findSettlementConfigStatement, openRailSecrets, type StoredSettlementConfig } from '../db/settlement-config-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
-import { capabilityTokenLifetimeMaxSeconds, fundingClaimLeaseMs } from '../limits.ts';
-import type { Queryable } from '../infra/database.ts';
+import { capabilityTokenLifetimeMaxSeconds, fundingClaimLeaseMs, railCallTimeoutMsDefault } from '../limits.ts';
+import type { Database, Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import type { CallOutside, EngineAnswer, ResponseHeaders } from './answer.ts';
+import { CommittedFailure, type CallOutside, type EngineAnswer, type ResponseHeaders } from './answer.ts';
 import { crashPoint } from './crash-points.ts';
 import {
   credentialReaders,
   paymentProblem,
   railAdapterFor,
   railNames,
+  RailOutcomeUnknownError,
+  RailUnavailableError,
   type CredentialOutcome,
+  type LiveAccess,
+  type RailRuntime,
   type FundingContext,
   type PaymentProblem,
   type PresentedCredential,
@@ -49,6 +54,23 @@ export interface FundRequest {
   readonly headers: Record<string, string | string[] | undefined>;
   readonly resourceUrl: string;
   readonly keyring: GatewayKeyring;
+  /** The secrets key and rail call deadline (live rails); default: no key, the default deadline. */
+  readonly railRuntime?: RailRuntime;
+}
+
+const noRailRuntime: RailRuntime = { secretBox: undefined, callTimeoutMs: railCallTimeoutMsDefault };
+
+/** What a live adapter needs of the tenant: its secrets, opened with the deployment's key. A secret stored while
+ * the deployment has no key (or another one) is the operator's to fix: 503, never a call without it. */
+function liveAccess(environment: 'sandbox' | 'live', tenantId: string, config: StoredSettlementConfig | undefined, runtime: RailRuntime): LiveAccess | undefined {
+  if (environment !== 'live') return undefined;
+  let secrets;
+  try {
+    secrets = openRailSecrets(runtime.secretBox, tenantId, config);
+  } catch (error) {
+    throw new ServiceError('settlement_config.secrets_key_missing', { cause: error });
+  }
+  return { secrets, callTimeoutMs: runtime.callTimeoutMs };
 }
 
 /** The fields every fund answer carries (docs/engine.md#funding--post-harborintentsidfund), 200, 202 and 402 alike. */
@@ -88,7 +110,11 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
   ]);
   const intent = checkIntentState(found, fromStates('fund'));
   if (intent.deadline.getTime() <= Date.now()) throw new ServiceError('intent.deadline_passed');
-  const adapter = railAdapterFor(intent.settlementRail, { environment: principal.environment, config, currency: intent.currency });
+  const adapter = railAdapterFor(
+    intent.settlementRail,
+    { environment: principal.environment, config, currency: intent.currency },
+    liveAccess(principal.environment, principal.tenantId, config, request.railRuntime ?? noRailRuntime),
+  );
   const context: FundingContext = {
     tenantId: principal.tenantId,
     environment: principal.environment,
@@ -132,13 +158,31 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
     live = attempt;
   }
   const claimedAttempt = poll || live ? attempt : undefined;
-  if (claimedAttempt) queueAttemptClaim(tx, principal.tenantId, claimedAttempt.attemptId, credential.digest);
+  if (claimedAttempt) {
+    queueAttemptClaim(tx, principal.tenantId, claimedAttempt.attemptId, {
+      credentialDigest: credential.digest,
+      credential: credential.data,
+      live: principal.environment === 'live',
+    });
+  }
   return {
     outside: async () => {
       crashPoint('fund.after_phase1');
-      const outcome = poll
-        ? await adapter.poll(context, { reference: attempt!.reference ?? '', stored: attempt!.challenge })
-        : await adapter.authorize(context, credential, live?.challenge);
+      let outcome: CredentialOutcome;
+      try {
+        // Taking over a dead claim, the rail may already have acted on this credential: it is asked what became of
+        // it (resolve, which completes it if it had not), never judged afresh (a used authorization would fail).
+        outcome = poll
+          ? await adapter.poll(context, { reference: attempt!.reference ?? '', stored: attempt!.challenge, credential: credential.data })
+          : claimed && live && adapter.resolve
+            ? await adapter.resolve(context, { challenge: live.challenge, credential: credential.data, digest: credential.digest, reference: live.reference })
+            : await adapter.authorize(context, credential, live?.challenge);
+      } catch (error) {
+        if (!(error instanceof RailUnavailableError)) throw error;
+        return railUnavailable(error, intent, claimedAttempt, credential.digest);
+      }
+      // Test-only: the rail has acted, our outcome is not committed (docs/engine.md "Funding in two phases").
+      crashPoint('fund.after_rail_call');
       return async (tx2) => {
         // Phase 2 reads nothing: what it writes is guarded (the intent still open, the claim still this
         // credential's) and travels with COMMIT; a guard that misses fails the message, and the command starts
@@ -147,6 +191,30 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
         return settleOutcome(tx2, request, { adapter, context, intent, attempt: claimedAttempt, outcome, credentialDigest: credential.digest, poll });
       };
     },
+  };
+}
+
+/**
+ * The rail could not be reached (or its outcome is unknown): 503 `rail.unavailable` with Retry-After. When the
+ * rail cannot have acted, the claim is released in the second phase (committed before the 503), so the same
+ * request retried continues at once; when it may have acted, the claim stays: after its lease, the retry with the
+ * same credential or the sweeper asks the rail again (resolve), which never charges twice.
+ */
+function railUnavailable(
+  error: RailUnavailableError,
+  intent: Intent,
+  claimedAttempt: FundingAttempt | undefined,
+  credentialDigest: Buffer,
+): (tx: Queryable) => Promise<CommittedFailure> {
+  const outcomeUnknown = error instanceof RailOutcomeUnknownError;
+  const failure = new ServiceError('rail.unavailable', {
+    message: `The ${intent.settlementRail} rail is unavailable: ${error.reason}.`,
+    details: { settlement_rail: intent.settlementRail, reason: error.reason, retry_after_seconds: error.retryAfterSeconds, outcome_unknown: outcomeUnknown },
+    cause: error,
+  });
+  return async (tx) => {
+    if (claimedAttempt && !outcomeUnknown) queueClaimRelease(tx, intent.tenantId, claimedAttempt.attemptId, credentialDigest);
+    return new CommittedFailure(failure);
   };
 }
 
@@ -187,7 +255,13 @@ async function settleOutcome(
   // Every judged credential names a recorded challenge: the rail rejects one that names none.
   if (!attempt) throw new Error(`rail ${adapter.rail} judged a credential without a recorded challenge as ${outcome.status}`);
   const reference = outcome.status === 'declined' ? null : outcome.reference;
-  queueAttemptUpdate(tx, context.tenantId, attempt.attemptId, { status: outcome.status, credentialDigest: step.credentialDigest, reference, poll: step.poll });
+  queueAttemptUpdate(tx, context.tenantId, attempt.attemptId, {
+    status: outcome.status,
+    credentialDigest: step.credentialDigest,
+    reference,
+    poll: step.poll,
+    details: outcome.status === 'declined' ? undefined : outcome.details,
+  });
   if (outcome.status === 'declined') return challenge(tx, adapter, context, intent, outcome.funding, undefined, outcome.headers);
   if (outcome.status === 'pending') {
     return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
@@ -253,4 +327,94 @@ export async function issueCapabilityToken(keyring: GatewayKeyring, intent: Inte
       expiresInSeconds: Math.max(1, Math.min(secondsToDeadline, capabilityTokenLifetimeMaxSeconds)),
     },
   );
+}
+
+/** What the sweeper made of one stale claim. */
+export type ClaimResolution = 'funded' | 'pending' | 'declined' | 'released' | 'skipped';
+
+/**
+ * A claim whose lease ran out (its process died between the phases, or its rail's outcome was unknown), resolved
+ * by the sweeper as the retry would: the rail is asked what became of the credential (the adapter's `resolve`,
+ * which never charges twice), with no lock held, and the outcome recorded in a second, guarded transaction: the
+ * funding and its ledger posting, a pending or declined attempt, or the claim released. A rail that cannot tell
+ * now leaves the claim for the next pass (or the client's retry).
+ */
+export async function resolveStaleClaim(
+  database: Database,
+  runtime: RailRuntime,
+  claim: { tenantId: string; intentId: string; attemptId: string },
+): Promise<ClaimResolution> {
+  const { tenantId, intentId, attemptId } = claim;
+  const first = await database.tenant(tenantId, async (tx) => {
+    const [intent, config, attempt] = await tx.batch([
+      lockIntentStatement(tenantId, intentId),
+      findSettlementConfigStatement(tenantId),
+      findAttemptStatement(tenantId, attemptId),
+    ]);
+    if (!intent || !attempt?.claimedAt || !attempt.credentialDigest) return undefined;
+    if (attempt.claimedAt.getTime() + fundingClaimLeaseMs > intent.transactionTime.getTime()) return undefined;
+    return { intent, config, attempt };
+  });
+  if (!first) return 'skipped';
+  const { intent, config, attempt } = first;
+  const digest = attempt.credentialDigest!;
+  if (intent.state !== 'open') {
+    // The intent moved on (it cannot have been funded by another attempt while this claim stood): the claim ends.
+    await database.tenant(tenantId, async (tx) => queueClaimRelease(tx, tenantId, attemptId, digest));
+    return 'released';
+  }
+  const environment = attempt.live ? 'live' : 'sandbox';
+  let adapter: RailAdapter;
+  try {
+    adapter = railAdapterFor(intent.settlementRail, { environment, config, currency: intent.currency }, liveAccess(environment, tenantId, config, runtime));
+  } catch (error) {
+    if (error instanceof ServiceError) return 'skipped';
+    throw error;
+  }
+  if (!adapter.resolve) return 'skipped';
+  const context: FundingContext = {
+    tenantId,
+    environment,
+    intentId,
+    amountCents: intent.amountCents,
+    currency: intent.currency,
+    resourceUrl: '',
+    config,
+    nowMs: Date.now(),
+  };
+  let outcome: CredentialOutcome;
+  try {
+    outcome = await adapter.resolve(context, { challenge: attempt.challenge, credential: attempt.credential, digest, reference: attempt.reference });
+  } catch (error) {
+    if (error instanceof RailUnavailableError) return 'skipped';
+    throw error;
+  }
+  try {
+    return await database.tenant(tenantId, async (tx): Promise<ClaimResolution> => {
+      const relocked = await tx.run(lockIntentStatement(tenantId, intentId));
+      if (!relocked || relocked.state !== 'open') return 'skipped';
+      // Guarded like the fund route's second phase: the claim must still be this credential's.
+      if (outcome.status === 'rejected') {
+        queueClaimRelease(tx, tenantId, attemptId, digest);
+        return 'released';
+      }
+      const reference = outcome.status === 'declined' ? null : outcome.reference;
+      queueAttemptUpdate(tx, tenantId, attemptId, {
+        status: outcome.status,
+        credentialDigest: digest,
+        reference,
+        poll: false,
+        details: outcome.status === 'declined' ? undefined : outcome.details,
+      });
+      if (outcome.status !== 'succeeded') return outcome.status;
+      queueStateGuard(tx, relocked, 'open');
+      recordFunding(tx, relocked, adapter.rail, outcome.reference);
+      return 'funded';
+    });
+  } catch (error) {
+    // The claim was taken over or its outcome recorded meanwhile (a retry won): nothing to do.
+    const code = (error as { code?: unknown }).code;
+    if (code === '21000' || code === '23505') return 'skipped';
+    throw error;
+  }
 }

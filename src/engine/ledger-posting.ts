@@ -5,6 +5,7 @@
 import { queueLedgerPost } from '../db/ledger-repository.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
+import { transactionObserverOf } from './observer.ts';
 import { encodeLedgerRowBodyAroundSeq, formatRfc3339MillisecondsUtc, isCanonicalUuidText, ledgerSides } from '../signing/index.ts';
 
 export const ledgerEventKinds = ['fund', 'release', 'refund'] as const;
@@ -121,6 +122,9 @@ function assertPostable(tenantId: string, posting: LedgerPosting): void {
  */
 export function queueLedgerTransaction(tx: Queryable, tenantId: string, posting: LedgerPosting): void {
   assertPostable(tenantId, posting);
+  // Counted once committed (a rolled-back posting appended nothing), by the engine's observer if it has one.
+  const observer = transactionObserverOf(tx);
+  if (observer !== undefined) tx.afterCommit(() => observer.ledgerRowsAppended(posting.eventKind, posting.entries.length));
   const recordedAt = formatRfc3339MillisecondsUtc(posting.recordedAtMs ?? Date.now());
   queueLedgerPost(tx, tenantId, {
     transactionId: posting.transactionId,

@@ -14,8 +14,9 @@ import { createHash } from 'node:crypto';
 import { lockIntent, type Intent, type IntentState, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { isUniqueViolation, type Database, type Queryable, type Statement } from '../infra/database.ts';
-import type { CallOutside, EngineAnswer, ResponseHeaders } from './answer.ts';
+import { CommittedFailure, type CallOutside, type EngineAnswer, type ResponseHeaders } from './answer.ts';
 import { fromStates, type CommandName, type LifecycleOperation } from './lifecycle.ts';
+import { engineObserverOf, failureStatusOf, watchTransaction } from './observer.ts';
 
 export interface IdempotentResult extends EngineAnswer {
   readonly replayed: boolean;
@@ -75,6 +76,26 @@ export async function runCommand(
   scope: CommandScope,
   begin: (tx: Queryable) => Promise<EngineAnswer | CallOutside>,
 ): Promise<IdempotentResult> {
+  // Its answer, or its refusal, reported to the engine's observer (src/engine/observer.ts), if it has one.
+  const observer = engineObserverOf(database);
+  if (observer === undefined) return runPhases(database, scope, begin);
+  return runPhases(database, scope, begin).then(
+    (result) => {
+      observer.commandAnswered(scope.operation, result.status, result.replayed);
+      return result;
+    },
+    (error: unknown) => {
+      observer.commandAnswered(scope.operation, failureStatusOf(error), false);
+      throw error;
+    },
+  );
+}
+
+async function runPhases(
+  database: Database,
+  scope: CommandScope,
+  begin: (tx: Queryable) => Promise<EngineAnswer | CallOutside>,
+): Promise<IdempotentResult> {
   const guard = scope.guard ?? (async () => {});
   for (let round = 1; ; round += 1) {
     const first = await retryingConflicts(() =>
@@ -92,6 +113,7 @@ export async function runCommand(
       if (movedMeanwhile(error)) return undefined;
       throw error;
     });
+    if (second instanceof CommittedFailure) throw second.error;
     if (second !== undefined) return second;
     if (round === phasedRoundsMax) throw new Error(`${scope.operation}: the state moved between the phases ${round} times`);
   }
@@ -137,11 +159,13 @@ async function idempotentTransaction<R extends object | undefined>(
   const { record } = scope;
   if (record === undefined) {
     return database.tenant(scope.tenantId, async (tx) => {
+      watchTransaction(tx, database);
       const done = await work(tx);
       return isAnswer(done) ? { ...done, replayed: false } : (done as unknown as Exclude<R, EngineAnswer>);
     });
   }
   return database.tenant(scope.tenantId, async (tx) => {
+    watchTransaction(tx, database);
     if (lock === 'wait') {
       // First in the message, before any row lock of the work: the key, then the intent, the order phase 1 takes.
       tx.beforeCommit({ text: 'SELECT pg_advisory_xact_lock($1)', values: [idempotencyLockId(scope.tenantId, scope.operation, record.key)] });

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { runTerminalEffects, type AnswerFields, type EngineEffects, type ToolCall } from './effects.ts';
 import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
+import { queueSettlementInstruction } from '../db/rail-instruction-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
 import { lockForCommand } from './pipeline.ts';
@@ -51,6 +52,9 @@ export async function settleIntent(
     currency: intent.currency,
     entries: postingEntries(posting, intent, intent.settlementRail),
   });
+  // A live rail's funding holds the money outside this service: the payout or refund is instructed to that rail,
+  // recorded here with the posting, carried out by the sweeper (docs/rails.md#live-rails).
+  queueSettlementInstruction(tx, intent.tenantId, intent.intentId, action === 'release' ? 'payout' : 'refund', intent.amountCents, intent.currency);
   const answerFields = await runTerminalEffects(tx, { intent: settled, action, reason, transactionId, nowMs, ...(toolCall ? { toolCall } : {}) }, effects);
   return { intent: settled, action, reason, transactionId, answerFields };
 }

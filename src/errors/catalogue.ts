@@ -79,6 +79,9 @@ export const errorCatalogue = {
   'funding.rail_unsupported': { status: 422, message: 'The intent names a settlement rail this service does not run.' },
   'funding.currency_not_allowed': { status: 422, message: 'The settlement rail cannot carry this currency.' },
   'funding.credential_conflict': { status: 400, message: 'The Authorization header and x-svc-payment-authorization carry different payment credentials; send one credential, or the same one in both.' },
+  'rail.unavailable': { status: 503, message: "The settlement rail's facilitator or processor could not be reached or failed; nothing moved. Retry the same request (same idempotency key) after Retry-After." },
+  'rail_instruction.not_found': { status: 404, message: 'The intent has no rail instruction with this id.' },
+  'rail_instruction.already_succeeded': { status: 409, message: 'The rail instruction has already succeeded; its reference stays as recorded.' },
 
   // ---- settlement_config: PUT/GET /v1/admin/settlement/config (docs/rails.md) ----
   'settlement_config.not_found': { status: 404, message: 'No settlement configuration has been set for this tenant.' },
@@ -87,6 +90,9 @@ export const errorCatalogue = {
   'settlement_config.x402_address_invalid': { status: 400, message: 'x402_address must be 0x and 40 hex digits (EIP-55 checksum if mixed case); x402_usdc_base requires it.' },
   'settlement_config.mpp_profile_invalid': { status: 400, message: 'mpp_profile_id must start with profile_test_ in sandbox and with profile_ (not profile_test_) in live; processor_mpp requires it.' },
   'settlement_config.settlement_recipient_required': { status: 400, message: 'mpp_session_enabled needs a settlement_network_recipient of 0x and 40 hex digits (EIP-55 checksum if mixed case).' },
+  'settlement_config.rail_endpoint_invalid': { status: 400, message: 'A rail endpoint (x402_facilitator_url, mpp_processor_url) must be an absolute https URL (http only to a loopback host) without credentials, query or fragment.' },
+  'settlement_config.rail_unreachable': { status: 400, message: "A live rail's facilitator or processor did not answer the configuration's dry call as expected; details.field names the field, details.reason what failed. Nothing was saved." },
+  'settlement_config.secrets_key_missing': { status: 503, message: 'This deployment has no SVC_SECRETS_KEY, so it cannot store (or use) a rail secret; the operator must configure one.' },
 
   // ---- signing: signed bytes and signatures ----
   'signing.value_invalid': { status: 400, message: 'A value to be signed is out of range or malformed.' },

@@ -17,6 +17,10 @@ export const redactedPaths = [
   '*.capability_token',
   '*.password',
   '*.secret',
+  // The live rails' secrets (docs/rails.md#live-rails), should a body or an object carrying them ever be logged.
+  '*.x402_facilitator_api_key',
+  '*.mpp_processor_secret_key',
+  '*.secrets',
 ];
 
 export function createLogger(level: LogLevel, destination?: pino.DestinationStream): pino.Logger {

@@ -10,7 +10,7 @@ export const maintenance = fastifyPlugin(
     let running: Promise<unknown> | undefined;
     const timer = setInterval(() => {
       if (running) return; // A slow pass is not overlapped by the next one.
-      running = runMaintenance(app.database, app.engineEffects)
+      running = runMaintenance(app.database, app.engineEffects, new Date(), app.railRuntime)
         .then((report) => {
           if (report.refunded > 0) app.log.info({ refunded: report.refunded }, 'refunded intents past their deadline');
         })

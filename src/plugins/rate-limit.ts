@@ -1,5 +1,6 @@
 // Gateway rate limits (docs/operations.md "Rate limits", docs/decisions.md "Rate limiting"). Authenticated routes
-// are limited per API key, public routes per client address; /healthz and /readyz never. The counters are
+// are limited per API key (or session user), public routes per client address, except that a console page opened
+// with a valid session counts against its user (docs/console.md); /healthz and /readyz never. The counters are
 // fixed windows in Postgres (migrations/0007_rate_limits.sql), shared by every replica: nothing here decides
 // from process memory what another replica could contradict.
 //
@@ -10,7 +11,7 @@
 // database latency instead of one per request. A bucket seen full in this window is refused locally until the
 // window ends: counters only grow within a window, so that answer cannot become wrong.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
 import type { Principal } from '../credentials/principal.ts';
@@ -52,8 +53,9 @@ export interface RateLimitDecision {
   readonly resetSeconds: number;
 }
 
-/** Routes that are never limited: load balancers and orchestrators poll them, and they must answer under a flood. */
-const unlimitedRoutes: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+/** Routes that are never limited: load balancers, orchestrators and the metrics scraper (whose token no guess finds,
+ * docs/operations.md "Metrics") poll them, and they must answer under a flood. */
+const unlimitedRoutes: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Buckets remembered as full for the rest of their window, per process. Only an optimization: forgetting one
  * costs a round trip, never a wrong answer. */
@@ -234,6 +236,12 @@ export class PostgresRateLimitStore implements RateLimitStore {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** On a public route that a signed-in person also reaches with a session cookie (the console's pages): reads the
+     * session token from the request. A token the authenticator accepts as a session spends its user's
+     * per-credential budget, as the API calls made with it do; none, or one it refuses, spends the address's. */
+    sessionTokenOf?: (request: FastifyRequest) => string | undefined;
+  }
   interface FastifyInstance {
     /** Headers for a request the process sends to itself on behalf of a request already counted (an MCP tool call
      * runs its route through `inject`): the rate limiter does not count it again. */
@@ -258,6 +266,18 @@ export const rateLimit = fastifyPlugin(
     const alreadyCountedToken = Buffer.from(randomBytes(32).toString('base64url'));
     app.decorate('alreadyCountedHeaders', { [alreadyCountedHeader]: alreadyCountedToken.toString() });
 
+    /** Whose budget a request to a public route spends: the signed-in user's when the route reads a session the
+     * authenticator accepts, else the client address's. Any refusal (bad, expired, revoked, not a session) falls back
+     * to the address, so a made-up cookie buys no budget of its own. */
+    async function publicSubject(request: FastifyRequest): Promise<[RateLimitPolicy, string]> {
+      const token = request.routeOptions.config.sessionTokenOf?.(request);
+      if (token !== undefined) {
+        const principal = await app.authenticator.authenticate(`Bearer ${token}`).catch(() => undefined);
+        if (principal?.credential.type === 'session') return [policies.credential, credentialSubject(principal)];
+      }
+      return [policies.address, request.ip];
+    }
+
     // After `access`: an authenticated route has its principal by now, and a refused credential is not counted.
     app.addHook('onRequest', async (request, reply) => {
       const routeAccess = request.routeOptions.config.access;
@@ -266,7 +286,7 @@ export const rateLimit = fastifyPlugin(
       if (isAlreadyCounted(request.headers[alreadyCountedHeader], alreadyCountedToken)) return;
       const [policy, subject] =
         'public' in routeAccess
-          ? [policies.address, request.ip]
+          ? await publicSubject(request)
           : 'download' in routeAccess
             ? [policies.credential, `download:${downloadGrantOf(request).tokenId}`]
             : [policies.credential, credentialSubject(principalOf(request))];

@@ -1,12 +1,14 @@
 // The funding rails behind one interface (docs/rails.md). The fund route asks railAdapterFor for the adapter of
 // an intent's rail in the tenant's environment and drives the 402 handshake through it. Sandbox tenants get
-// simulators with documented test credentials; live tenants get nothing faked: until this product has a
-// facilitator (x402) or processor (MPP) connection, live funding answers 422 `funding.rail_not_configured`.
+// simulators with documented test credentials; live tenants get nothing faked: a live adapter that reaches the
+// facilitator (x402) or processor (MPP) the tenant configured, or 422 `funding.rail_not_configured`.
 import { ServiceError } from '../errors/service-error.ts';
 import { MppSandboxAdapter, readMppCredential } from './mpp.ts';
+import { MppLiveAdapter } from './mpp-live.ts';
 import type { SettlementConfig } from './settlement-config.ts';
-import type { FundingContext, PresentedCredential, RailAdapter, RailName } from './types.ts';
+import type { FundingContext, LiveRailAdapter, LiveRailOptions, PresentedCredential, RailAdapter, RailName, RailSecrets } from './types.ts';
 import { readX402Credential, X402SandboxAdapter } from './x402.ts';
+import { X402LiveAdapter } from './x402-live.ts';
 
 export type {
   CredentialOutcome,
@@ -16,9 +18,20 @@ export type {
   PresentedCredential,
   RailAdapter,
   RailName,
+  ClaimedAttempt,
+  InstructionKind,
+  InstructionOutcome,
+  LiveRailAdapter,
+  LiveRailOptions,
+  ProbeResult,
+  RailInstructionRequest,
+  RailRuntime,
+  RailSecrets,
 } from './types.ts';
-export type { SettlementConfig, SettlementConfigBody } from './settlement-config.ts';
-export { settlementConfigBodySchema, validateSettlementConfig } from './settlement-config.ts';
+export { RailOutcomeUnknownError, RailUnavailableError } from './types.ts';
+export type { RailSecretField, SecretChanges, SettlementConfig } from './settlement-config.ts';
+export type { SettlementConfigBody } from '../contracts/settlement-config.ts';
+export { railSecretFields, secretChangesOf, validateSettlementConfig } from './settlement-config.ts';
 export { paymentProblem, paymentProblemTypeBase, type PaymentProblemCode } from './wire.ts';
 export {
   sandboxX402PayTo,
@@ -53,6 +66,18 @@ export function resolveRailName(rail: string): RailName | undefined {
 /** Rails that can carry each currency: both rails settle US dollars only (USDC, and card/processor charges in usd). */
 const railCurrencies: Readonly<Record<RailName, readonly string[]>> = { x402_usdc_base: ['usd'], processor_mpp: ['usd'] };
 
+/** The live adapter of each rail. */
+const liveAdapters: Readonly<Record<RailName, ((options: LiveRailOptions) => LiveRailAdapter) | undefined>> = {
+  x402_usdc_base: (options) => new X402LiveAdapter(options),
+  processor_mpp: (options) => new MppLiveAdapter(options),
+};
+
+/** The configuration field naming each rail's live endpoint. */
+export const liveEndpointFields: Readonly<Record<RailName, 'x402_facilitator_url' | 'mpp_processor_url'>> = {
+  x402_usdc_base: 'x402_facilitator_url',
+  processor_mpp: 'mpp_processor_url',
+};
+
 /** What a live tenant must have configured for each rail before funding could even be attempted. */
 function missingLiveConfiguration(rail: RailName, config: SettlementConfig | undefined): string[] {
   const missing: string[] = [];
@@ -60,18 +85,35 @@ function missingLiveConfiguration(rail: RailName, config: SettlementConfig | und
   if (rail === 'x402_usdc_base' && !config?.x402_address) missing.push('x402_address');
   if (rail === 'processor_mpp' && !config?.mpp_profile_id) missing.push('mpp_profile_id');
   if (rail === 'processor_mpp' && !config?.processor_destination) missing.push('processor_destination');
+  if (config && !config[liveEndpointFields[rail]]) missing.push(liveEndpointFields[rail]);
   return missing;
+}
+
+/** The live adapter of `rail` for a configuration (the probe of a PUT, the sweeper), or undefined when this
+ * deployment has none for the rail. */
+export function liveAdapterFor(rail: RailName, options: LiveRailOptions): LiveRailAdapter | undefined {
+  return liveAdapters[rail]?.(options);
+}
+
+/** What railAdapterFor needs beyond the funding context in live: the tenant's secrets, opened, and the call deadline. */
+export interface LiveAccess {
+  readonly secrets: RailSecrets;
+  readonly callTimeoutMs: number;
 }
 
 /**
  * The adapter for an intent's rail in a tenant's environment. Throws ServiceError 422:
  * - `funding.rail_unsupported` for a rail name we do not run (e.g. the client's `stripe_connect`);
  * - `funding.currency_not_allowed` when the rail cannot carry the currency (both rails: usd only);
- * - `funding.rail_not_configured` when a sandbox tenant's configuration leaves the rail out of `rails`, and
- *   always in live: without the rail's configuration, and with it too, because no facilitator/processor
- *   endpoint is configured in this product yet (nothing is faked in live).
+ * - `funding.rail_not_configured` when a sandbox tenant's configuration leaves the rail out of `rails`, and in
+ *   live without the rail's configuration (its endpoint included) or when this deployment has no live adapter
+ *   for the rail (nothing is faked in live).
  */
-export function railAdapterFor(rail: string, context: Pick<FundingContext, 'environment' | 'config' | 'currency'>): RailAdapter {
+export function railAdapterFor(
+  rail: string,
+  context: Pick<FundingContext, 'environment' | 'config' | 'currency'>,
+  live?: LiveAccess,
+): RailAdapter {
   const railName = resolveRailName(rail);
   if (!railName) {
     throw new ServiceError('funding.rail_unsupported', {
@@ -94,9 +136,13 @@ export function railAdapterFor(rail: string, context: Pick<FundingContext, 'envi
         details: { settlement_rail: rail, missing_fields: missing },
       });
     }
+    const adapter = live && context.config
+      ? liveAdapterFor(railName, { settlementRail: rail, config: context.config, secrets: live.secrets, callTimeoutMs: live.callTimeoutMs })
+      : undefined;
+    if (adapter) return adapter;
     throw new ServiceError('funding.rail_not_configured', {
-      message: `Live funding on ${railName} needs a ${railName === 'x402_usdc_base' ? 'facilitator' : 'payment processor'} endpoint, and none is configured in this deployment.`,
-      details: { settlement_rail: rail, missing_fields: [railName === 'x402_usdc_base' ? 'facilitator_endpoint' : 'processor_endpoint'] },
+      message: `Live funding on ${railName} needs a ${railName === 'x402_usdc_base' ? 'facilitator' : 'payment processor'} connection, and this deployment has none for it.`,
+      details: { settlement_rail: rail, missing_fields: [liveEndpointFields[railName]] },
     });
   }
   if (context.config && !context.config.rails.includes(railName)) {

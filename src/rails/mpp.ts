@@ -47,7 +47,7 @@ export function encodeMppRequest(request: Record<string, string>): string {
 }
 
 /** RFC 3339 in UTC, whole seconds. */
-function rfc3339Seconds(ms: number): string {
+export function rfc3339Seconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
@@ -71,9 +71,11 @@ interface StoredMppChallenge {
   expires_at_ms: number;
 }
 
-interface MppCredential {
+/** A parsed credential. The payload carries the sandbox's `token`, or the processor's shared payment token `spt`
+ * that live clients send (the `stripe` method's payload, src/rails/mpp-live.ts); each adapter judges its own. */
+export interface MppCredential {
   challenge: Record<string, unknown>;
-  payload: { token: string } & Record<string, unknown>;
+  payload: { token?: string; spt?: string } & Record<string, unknown>;
   source?: string;
 }
 
@@ -83,7 +85,8 @@ function parseCredential(json: unknown): MppCredential | string {
   if (!isPlainObject(challenge)) return 'the credential has no challenge object';
   if (typeof challenge['id'] !== 'string' || challenge['id'].length === 0) return 'challenge.id is missing';
   if (!isPlainObject(payload)) return 'the credential has no payload object';
-  if (typeof payload['token'] !== 'string' || payload['token'].length === 0) return 'payload.token is missing';
+  const token = payload['token'] ?? payload['spt'];
+  if (typeof token !== 'string' || token.length === 0) return 'payload.token (or payload.spt) is missing';
   if (source !== undefined && typeof source !== 'string') return 'source must be a string';
   return json as unknown as MppCredential;
 }
@@ -137,7 +140,7 @@ export class MppSandboxAdapter implements RailAdapter {
     if (context.nowMs >= stored.expires_at_ms) {
       return reject('invalid-challenge', `The challenge expired at ${stored.challenge.expires}; answer a fresh challenge.`);
     }
-    return this.#simulate(context, credential, payload.token);
+    return this.#simulate(context, credential, payload.token ?? '');
   }
 
   async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
@@ -199,7 +202,7 @@ export class MppSandboxAdapter implements RailAdapter {
 const optionalChallengeParams = ['expires', 'description', 'digest', 'opaque'] as const;
 
 /** The echoed challenge with each optional param it leaves out taken from the issued challenge. */
-function withIssuedOptionalParams(issued: Record<string, unknown>, echoed: Record<string, unknown>): Record<string, unknown> {
+export function withIssuedOptionalParams(issued: Record<string, unknown>, echoed: Record<string, unknown>): Record<string, unknown> {
   const completed = { ...echoed };
   for (const name of optionalChallengeParams) {
     if (!Object.hasOwn(echoed, name) && Object.hasOwn(issued, name)) completed[name] = issued[name];
@@ -208,7 +211,7 @@ function withIssuedOptionalParams(issued: Record<string, unknown>, echoed: Recor
 }
 
 /** Names of the fields where an echoed challenge differs from the issued one: a missing, added or changed field. */
-function differingFields(issued: Record<string, unknown>, echoed: Record<string, unknown>): string[] {
+export function differingFields(issued: Record<string, unknown>, echoed: Record<string, unknown>): string[] {
   const names = new Set([...Object.keys(issued), ...Object.keys(echoed)]);
   return [...names].filter((name) => issued[name] !== echoed[name]).sort();
 }

@@ -3,8 +3,8 @@
 // db/settlement-config-repository.ts, routes in surfaces/gateway/routes/settlement-config.ts. Each of the spec's five
 // 400 cases has its own code.
 import type { Environment } from '../credentials/api-key.ts';
+import type { SettlementConfigBody } from '../contracts/settlement-config.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import { mppProfileIdLengthMax, processorDestinationLengthMax, settlementRailsMax } from '../limits.ts';
 import { isValidEvmAddress } from './evm.ts';
 
 /** The rails this service runs, by their wire names. */
@@ -17,39 +17,31 @@ export interface SettlementConfig {
   mpp_session_enabled: boolean;
   settlement_network_recipient: string | null;
   processor_destination: string | null;
+  /** Live x402: the facilitator's base URL (its `/verify`, `/settle`, `/supported`). */
+  x402_facilitator_url: string | null;
+  /** Live MPP: the payment processor's API base URL. */
+  mpp_processor_url: string | null;
+  /** Whether a facilitator API key / processor secret key is stored (the secrets themselves are never read back). */
+  x402_facilitator_api_key_set: boolean;
+  mpp_processor_secret_key_set: boolean;
   /** Set by storage: when the configuration was last written (RFC 3339). */
   updated_at?: string;
 }
 
-/** The body of `PUT /v1/admin/settlement/config`, as the route's schema admits it. */
-export interface SettlementConfigBody {
-  rails: string[];
-  x402_address?: string | null;
-  mpp_profile_id?: string | null;
-  mpp_session_enabled?: boolean;
-  settlement_network_recipient?: string | null;
-  processor_destination?: string | null;
+
+/** The secrets a PUT changes: `undefined` keeps the stored one, null clears it, a string replaces it. */
+export interface SecretChanges {
+  x402_facilitator_api_key: string | null | undefined;
+  mpp_processor_secret_key: string | null | undefined;
 }
+
+/** The names of the write-only secret fields. */
+export const railSecretFields = ['x402_facilitator_api_key', 'mpp_processor_secret_key'] as const;
+export type RailSecretField = (typeof railSecretFields)[number];
 
 const configurableRails: readonly RailName[] = ['x402_usdc_base', 'processor_mpp'];
 
-const nullableString = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
 
-/** JSON schema of the body: types and sizes only. Unknown fields are a 400 `request.invalid`; everything the spec
- * names as a 400 case is left to validateSettlementConfig, so that each answers with its own code. */
-export const settlementConfigBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['rails'],
-  properties: {
-    rails: { type: 'array', maxItems: settlementRailsMax, items: { type: 'string', maxLength: 64 } },
-    x402_address: nullableString(64),
-    mpp_profile_id: nullableString(mppProfileIdLengthMax),
-    mpp_session_enabled: { type: 'boolean' },
-    settlement_network_recipient: nullableString(64),
-    processor_destination: nullableString(processorDestinationLengthMax),
-  },
-} as const;
 
 /** Profile ids: the environment's prefix, then at least one of `A-Za-z0-9_-`. */
 const profileIdPattern = /^profile_[A-Za-z0-9_-]+$/;
@@ -61,7 +53,8 @@ type SettlementConfigErrorCode =
   | 'settlement_config.processor_destination_required'
   | 'settlement_config.x402_address_invalid'
   | 'settlement_config.mpp_profile_invalid'
-  | 'settlement_config.settlement_recipient_required';
+  | 'settlement_config.settlement_recipient_required'
+  | 'settlement_config.rail_endpoint_invalid';
 
 function invalid(code: SettlementConfigErrorCode, field: string, message?: string): never {
   throw new ServiceError(code, { details: { field }, ...(message ? { message } : {}) });
@@ -125,6 +118,8 @@ export function validateSettlementConfig(body: SettlementConfigBody, environment
     invalid('settlement_config.settlement_recipient_required', 'settlement_network_recipient',
       'settlement_network_recipient must be 0x and 40 hex digits (EIP-55 checksum if mixed case).');
   }
+  const facilitatorUrl = railEndpointUrl(body.x402_facilitator_url, 'x402_facilitator_url');
+  const processorUrl = railEndpointUrl(body.mpp_processor_url, 'mpp_processor_url');
   return {
     rails,
     x402_address: x402Address,
@@ -132,7 +127,42 @@ export function validateSettlementConfig(body: SettlementConfigBody, environment
     mpp_session_enabled: sessionEnabled,
     settlement_network_recipient: recipient,
     processor_destination: processorDestination,
+    x402_facilitator_url: facilitatorUrl,
+    mpp_processor_url: processorUrl,
+    // Storage decides these from what is stored and the body's secret changes (secretChangesOf).
+    x402_facilitator_api_key_set: false,
+    mpp_processor_secret_key_set: false,
   };
+}
+
+/** What the body asks of each secret: omitted keeps, null or blank clears, a string replaces. */
+export function secretChangesOf(body: SettlementConfigBody): SecretChanges {
+  const change = (value: string | null | undefined) => (value === undefined ? undefined : optionalText(value));
+  return { x402_facilitator_api_key: change(body.x402_facilitator_api_key), mpp_processor_secret_key: change(body.mpp_processor_secret_key) };
+}
+
+/** Hosts an `http:` endpoint may name: only this machine, where nothing crosses a network in the clear. */
+const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** A rail endpoint: an absolute https URL without credentials, query or fragment (http only to a loopback host);
+ * stored without a trailing slash. */
+function railEndpointUrl(value: string | null | undefined, field: string): string | null {
+  const text = optionalText(value);
+  if (text === null) return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return invalid('settlement_config.rail_endpoint_invalid', field, `${field} is not an absolute URL.`);
+  }
+  const loopback = loopbackHosts.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    invalid('settlement_config.rail_endpoint_invalid', field, `${field} must be https (http only to a loopback host).`);
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    invalid('settlement_config.rail_endpoint_invalid', field, `${field} may not carry credentials, a query or a fragment; put secrets in their own fields.`);
+  }
+  return url.toString().replace(/\/+$/, '');
 }
 
 function isProfileForEnvironment(profileId: string, environment: Environment): boolean {

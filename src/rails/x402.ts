@@ -1,13 +1,14 @@
 // The x402 v2 rail (`x402_usdc_base`): USDC on Base, `exact` scheme. A 402 carries `PAYMENT-REQUIRED` (standard
 // base64 of a PaymentRequired with one requirement); the retry carries `payment-signature` (standard base64 of a
 // PaymentPayload that copies that requirement as `accepted`). Sandbox tenants are settled by a simulator chosen
-// by the payer address (docs/rails.md); live settlement needs a facilitator, which this product does not have yet.
+// by the payer address (docs/rails.md); live tenants settle through their facilitator (./x402-live.ts), which
+// shares the challenge and the checks of this file.
 import { randomBytes } from 'node:crypto';
 import { PaymentRequiredV2Schema, parsePaymentPayload, type PaymentPayloadV2, type PaymentRequirementsV2 } from '@x402/core/schemas';
 import { x402MaxTimeoutSeconds } from '../limits.ts';
 import { canonicalJson } from '../signing/canonical-json.ts';
 import { isEvmAddressText, sameEvmAddress } from './evm.ts';
-import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
+import type { ClaimedAttempt, CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
 import { decodeStandardBase64, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from './wire.ts';
 
 /** USDC of each environment's network and its EIP-712 domain (docs/rails.md#x402-x402_usdc_base; a wrong `name`
@@ -79,13 +80,13 @@ export function encodeStandardBase64Json(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
 }
 
-interface StoredX402Challenge {
+export interface StoredX402Challenge {
   rail: 'x402_usdc_base';
   intent_id: string;
   requirements: PaymentRequirementsV2;
 }
 
-interface Authorization {
+export interface Authorization {
   from: string;
   to: string;
   value: string;
@@ -101,20 +102,78 @@ function readAuthorization(payload: PaymentPayloadV2): Authorization | string {
   return { from, to, value };
 }
 
+/** A fresh x402 challenge for `context` (sandbox and live alike). */
+export function issueX402Challenge(settlementRail: string, context: FundingContext): IssuedChallenge {
+  const { paymentRequired, requirements } = buildX402PaymentRequired(context, randomBytes(16).toString('hex'));
+  const challengeId = x402ChallengeId(requirements);
+  const stored: StoredX402Challenge = { rail: 'x402_usdc_base', intent_id: context.intentId, requirements };
+  return {
+    challengeId,
+    stored: { ...stored },
+    headers: { [x402ChallengeHeaderName]: encodeStandardBase64Json(paymentRequired) },
+    funding: { ...x402Funding(settlementRail, 'created', context, challengeId), target_address: requirements.payTo },
+  };
+}
+
+/** The `funding` fields of an x402 answer. Outcomes that end in a fresh 402 (declined, rejected) name no
+ * challenge: the fresh challenge's id is the one to answer, and the fund route merges these fields over it. */
+export function x402Funding(settlementRail: string, status: string, context: FundingContext, challengeId?: string): Record<string, unknown> {
+  const { network, asset } = x402Networks[context.environment];
+  return { settlement_rail: settlementRail, status, ...(challengeId ? { challenge_id: challengeId } : {}), asset, network };
+}
+
+/** A credential the rail refuses: a 402 problem for the client, and the x402 error code as `error_reason`. */
+export function x402Rejected(
+  settlementRail: string,
+  context: FundingContext,
+  problem: PaymentProblemCode,
+  errorReason: string,
+  detail: string,
+): Extract<CredentialOutcome, { status: 'rejected' }> {
+  return {
+    status: 'rejected',
+    problem: paymentProblem(problem, detail),
+    funding: { ...x402Funding(settlementRail, 'authorization_failed', context), error_reason: errorReason },
+  };
+}
+
+/** What this service checks itself before any facilitator sees a credential: that it answers a challenge offered
+ * for this intent, copied unchanged, and that its EIP-3009 authorization pays `payTo` at least the amount. The
+ * signature is the facilitator's to verify (live) or not checked (sandbox). */
+export function checkX402Credential(
+  settlementRail: string,
+  context: FundingContext,
+  payload: PaymentPayloadV2,
+  stored: StoredX402Challenge | undefined,
+): { ok: true; requirements: PaymentRequirementsV2; authorization: Authorization } | { ok: false; outcome: Extract<CredentialOutcome, { status: 'rejected' }> } {
+  const reject = (problem: PaymentProblemCode, errorReason: string, detail: string) =>
+    ({ ok: false as const, outcome: x402Rejected(settlementRail, context, problem, errorReason, detail) });
+  if (!stored || stored.intent_id !== context.intentId) {
+    return reject('invalid-challenge', 'invalid_payment_requirements',
+      'accepted is not a requirement this service offered for this intent; answer the latest PAYMENT-REQUIRED challenge');
+  }
+  if (canonicalJson(payload.accepted) !== canonicalJson(stored.requirements)) {
+    return reject('invalid-challenge', 'invalid_payment_requirements', 'accepted differs from the offered requirement; copy it unchanged');
+  }
+  const requirements = stored.requirements;
+  const authorization = readAuthorization(payload);
+  if (typeof authorization === 'string') return reject('verification-failed', 'invalid_payload', authorization);
+  if (!sameEvmAddress(authorization.to, requirements.payTo)) {
+    return reject('verification-failed', 'invalid_exact_evm_payload_recipient_mismatch', `payload.authorization.to must be payTo ${requirements.payTo}`);
+  }
+  if (BigInt(authorization.value) < BigInt(requirements.amount)) {
+    return reject('payment-insufficient', 'invalid_exact_evm_payload_authorization_value_mismatch',
+      `payload.authorization.value ${authorization.value} is less than the amount ${requirements.amount}`);
+  }
+  return { ok: true, requirements, authorization };
+}
+
 export class X402SandboxAdapter implements RailAdapter {
   readonly rail = 'x402_usdc_base' as const;
   constructor(readonly settlementRail: string = 'x402_usdc_base') {}
 
   issueChallenge(context: FundingContext): IssuedChallenge {
-    const { paymentRequired, requirements } = buildX402PaymentRequired(context, randomBytes(16).toString('hex'));
-    const challengeId = x402ChallengeId(requirements);
-    const stored: StoredX402Challenge = { rail: this.rail, intent_id: context.intentId, requirements };
-    return {
-      challengeId,
-      stored: { ...stored },
-      headers: { [x402ChallengeHeaderName]: encodeStandardBase64Json(paymentRequired) },
-      funding: { ...this.#funding('created', context, challengeId), target_address: requirements.payTo },
-    };
+    return issueX402Challenge(this.settlementRail, context);
   }
 
   readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
@@ -126,28 +185,19 @@ export class X402SandboxAdapter implements RailAdapter {
     credential: Extract<PresentedCredential, { kind: 'credential' }>,
     challenge: Record<string, unknown> | undefined,
   ): Promise<CredentialOutcome> {
-    const payload = credential.data as PaymentPayloadV2;
-    const stored = challenge as StoredX402Challenge | undefined;
-    const reject = (problem: PaymentProblemCode, errorReason: string, detail: string) =>
-      this.#rejected(context, problem, errorReason, detail);
-    if (!stored || stored.intent_id !== context.intentId) {
-      return reject('invalid-challenge', 'invalid_payment_requirements',
-        'accepted is not a requirement this service offered for this intent; answer the latest PAYMENT-REQUIRED challenge');
-    }
-    if (canonicalJson(payload.accepted) !== canonicalJson(stored.requirements)) {
-      return reject('invalid-challenge', 'invalid_payment_requirements', 'accepted differs from the offered requirement; copy it unchanged');
-    }
-    const requirements = stored.requirements;
-    const authorization = readAuthorization(payload);
-    if (typeof authorization === 'string') return reject('verification-failed', 'invalid_payload', authorization);
-    if (!sameEvmAddress(authorization.to, requirements.payTo)) {
-      return reject('verification-failed', 'invalid_exact_evm_payload_recipient_mismatch', `payload.authorization.to must be payTo ${requirements.payTo}`);
-    }
-    if (BigInt(authorization.value) < BigInt(requirements.amount)) {
-      return reject('payment-insufficient', 'invalid_exact_evm_payload_authorization_value_mismatch',
-        `payload.authorization.value ${authorization.value} is less than the amount ${requirements.amount}`);
-    }
-    return this.#simulate(context, credential, authorization);
+    const checked = checkX402Credential(this.settlementRail, context, credential.data as PaymentPayloadV2, challenge as StoredX402Challenge | undefined);
+    if (!checked.ok) return checked.outcome;
+    return this.#simulate(context, credential.challengeId, credential.digest, checked.authorization);
+  }
+
+  /** A claim whose outcome is unknown (the process died between the phases): the simulator's rules are a pure
+   * function of the credential, so it answers what authorize would have. */
+  async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
+    const payload = claimed.credential as PaymentPayloadV2;
+    const checked = checkX402Credential(this.settlementRail, context, payload, claimed.challenge as unknown as StoredX402Challenge);
+    if (!checked.ok) return checked.outcome;
+    const challengeId = x402ChallengeId(payload.accepted);
+    return this.#simulate(context, challengeId, claimed.digest, checked.authorization, claimed.reference);
   }
 
   async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
@@ -171,13 +221,10 @@ export class X402SandboxAdapter implements RailAdapter {
   }
 
   /** The sandbox facilitator: the payer address picks the outcome; the EIP-712 signature is not checked. */
-  #simulate(
-    context: FundingContext,
-    credential: Extract<PresentedCredential, { kind: 'credential' }>,
-    authorization: Authorization,
-  ): CredentialOutcome {
+  #simulate(context: FundingContext, challengeId: string, digest: Buffer, authorization: Authorization, knownReference?: string | null): CredentialOutcome {
+    const credential = { challengeId };
     const { network } = x402Networks[context.environment];
-    const transaction = `0x${sha256Hex(`x402-sandbox:${context.tenantId}:${credential.challengeId}:${credential.digest.toString('hex')}`)}`;
+    const transaction = knownReference ?? `0x${sha256Hex(`x402-sandbox:${context.tenantId}:${challengeId}:${digest.toString('hex')}`)}`;
     if (sameEvmAddress(authorization.from, sandboxX402Payers.decline)) {
       const settled = { success: false, errorReason: 'insufficient_funds', transaction: '', network, payer: authorization.from };
       return {
@@ -213,20 +260,12 @@ export class X402SandboxAdapter implements RailAdapter {
     };
   }
 
-  /** Outcomes that end in a fresh 402 (declined, rejected) name no challenge: the fresh challenge's id is the one
-   * to answer, and the fund route merges these fields over it. */
   #funding(status: string, context: FundingContext, challengeId?: string): Record<string, unknown> {
-    const { network, asset } = x402Networks[context.environment];
-    return { settlement_rail: this.settlementRail, status, ...(challengeId ? { challenge_id: challengeId } : {}), asset, network };
+    return x402Funding(this.settlementRail, status, context, challengeId);
   }
 
-  /** A credential the rail refuses: a 402 problem for the client, and the x402 error code as `error_reason`. */
   #rejected(context: FundingContext, problem: PaymentProblemCode, errorReason: string, detail: string): CredentialOutcome {
-    return {
-      status: 'rejected',
-      problem: paymentProblem(problem, detail),
-      funding: { ...this.#funding('authorization_failed', context), error_reason: errorReason },
-    };
+    return x402Rejected(this.settlementRail, context, problem, errorReason, detail);
   }
 }
 

@@ -1,5 +1,6 @@
 // The TypeScript SDK's public surface (`import { SvcClient } from 'svc-settlement/sdk'`). Client-side only: it
-// imports the pure signing core and the sandbox credential builders, never server code; docs/sdk.md covers it.
+// imports the pure signing core, the sandbox credential builders and (types only) the route contracts, never server
+// code; docs/sdk.md covers it, and `npm run build` builds this file's import graph into the package's dist/.
 export { SvcClient, type SvcClientOptions } from './client.ts';
 export type { AgentIdentity } from './core.ts';
 export {

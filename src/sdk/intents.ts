@@ -1,5 +1,5 @@
 // `client.intents`: build and sign creation envelopes (v6 with a predicate, v7 bound to the policy head), fund
-// through the 402 handshake, submit payee-signed evidence, confirm settlement, and read intents.
+// through the 402 handshake, submit payee-signed evidence, confirm settlement, and read intents and their evidence.
 import { randomUUID } from 'node:crypto';
 import {
   base64ToBytes,
@@ -16,7 +16,7 @@ import { fundIntent, type FundOptions, type FundResult } from './funding.ts';
 import { withSigningErrors, type SvcSigningKey } from './keys.ts';
 import type { Policies } from './policies.ts';
 import { jsonObjectOf, type TransportResponse } from './transport.ts';
-import type { EvidenceAnswer, Intent, IntentList, IntentState, JsonObject, PolicyVersion, SettlementAnswer, SettlementRail } from './types.ts';
+import type { EvidenceAnswer, EvidenceSubmissionList, Intent, IntentList, IntentState, JsonObject, PolicyVersion, SettlementAnswer, SettlementRail } from './types.ts';
 
 export interface SigningParty {
   readonly did: string;
@@ -218,6 +218,15 @@ export class Intents {
     this.#core.requireFields(body, response, { data: 'object', has_more: 'boolean' });
     const list = body as unknown as IntentList;
     for (const intent of list.data) this.#core.checkEcho(intent as unknown as Record<string, unknown>, response);
+    return list;
+  }
+
+  /** The evidence submitted for the intent as stored, newest first, each with its outcome and evaluation trace. */
+  async listEvidence(intentId: string, params: { limit?: number; cursor?: string } = {}): Promise<EvidenceSubmissionList> {
+    const { body, response } = await this.#core.get(intentPath(intentId, '/evidence'), { limit: params.limit, cursor: params.cursor });
+    this.#core.requireFields(body, response, { data: 'object', has_more: 'boolean' });
+    const list = body as unknown as EvidenceSubmissionList;
+    for (const submission of list.data) this.#core.checkEcho(submission as unknown as Record<string, unknown>, response, intentId);
     return list;
   }
 

@@ -6,6 +6,7 @@
 // more about an intent than the presented token already proves: before the token establishes tenant and intent,
 // nothing is read from the database.
 import { randomUUID } from 'node:crypto';
+import { capabilityDenyCodes, type CapabilityDenyCode } from '../contracts/spend-decisions.ts';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
 import { findIntent, lockIntent, type Intent } from '../db/intent-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
@@ -23,19 +24,9 @@ import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { issueSpendDecisionReceipt } from './agent-receipt-service.ts';
 
-/** The deny codes of /verify, in the order they are checked. They travel inside a 200 answer (`code` and
- * `reason_codes`), so they are not HTTP errors and are not in the error catalogue; docs/capabilities.md lists them. */
-export const capabilityDenyCodes = [
-  'capability.invalid_signature',
-  'capability.expired',
-  'capability.wrong_tenant',
-  'capability.intent_mismatch',
-  'capability.revoked',
-  'capability.operation_not_allowed',
-  'capability.currency_mismatch',
-  'capability.budget_exceeded',
-] as const;
-export type CapabilityDenyCode = (typeof capabilityDenyCodes)[number];
+// The deny codes of /verify, in the order they are checked, are part of its answer's contract: they travel inside a
+// 200 answer (`code` and `reason_codes`), so they are not HTTP errors and are not in the error catalogue.
+export { capabilityDenyCodes, type CapabilityDenyCode };
 
 const denyMessages: Record<CapabilityDenyCode, string> = {
   'capability.invalid_signature': 'The capability token does not verify as a capability of this gateway.',

@@ -1,5 +1,6 @@
 // Registering a tenant's Ed25519 public keys, for the registry route and the operator CLI alike: the checks a key
 // must pass, the registry's refusals as catalogue codes, and the one JSON shape a registered key is shown in.
+import type { RegisteredKey as RegisteredKeyAnswer } from '../contracts/registry.ts';
 import {
   insertRegisteredKey,
   registeredKeyKinds,
@@ -71,7 +72,7 @@ export async function registerKey(database: Database, tenantId: string, registra
 }
 
 /** A registered key as the registry route and the CLI show it. */
-export function presentRegisteredKey(key: RegisteredKey) {
+export function presentRegisteredKey(key: RegisteredKey): RegisteredKeyAnswer {
   return {
     object: 'registered_key',
     id: key.registeredKeyId,

@@ -1,6 +1,7 @@
 // The double-entry ledger (docs/ledger.md): the tip and the signed tip checkpoint auditors pin, and the ledger lines
 // the routes and exports show. Account names, transaction shapes and posting are the engine's
 // (src/engine/ledger-posting.ts), re-exported here for the readers of the ledger.
+import type { LedgerCheckpoint, LedgerLine } from '../contracts/ledger.ts';
 import { sign } from 'node:crypto';
 import { findLedgerHead, type LedgerRow } from '../db/ledger-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
@@ -30,16 +31,7 @@ export async function readLedgerTip(tx: Queryable, tenantId: string): Promise<Le
   return head ? { ledgerSeq: head.lastLedgerSeq, rowHash: head.lastRowHash } : { ledgerSeq: 0, rowHash: Buffer.from(ledgerGenesisRowHash) };
 }
 
-export interface LedgerCheckpoint {
-  readonly tenant_id: string;
-  readonly ledger_seq: number;
-  readonly row_hash_hex: string;
-  readonly issued_at: string;
-  readonly signing_public_key_ed25519_hex: string;
-  readonly message_digest_sha256_hex: string;
-  readonly ed25519_signature_hex: string;
-  readonly kid: string;
-}
+export type { LedgerCheckpoint, LedgerLine } from '../contracts/ledger.ts';
 
 /** The signed bytes: compact JSON of exactly these four fields in this order (docs/ledger.md). */
 export function ledgerCheckpointBytes(fields: { tenant_id: string; ledger_seq: number; row_hash_hex: string; issued_at: string }): Uint8Array {
@@ -60,23 +52,6 @@ export function signLedgerCheckpoint(tenantId: string, tip: LedgerTip, key: Gate
   };
 }
 
-/** One ledger row as JSON (a line of an audit bundle's ledger.jsonl, an event of GET /harbor/ledger/v1/events): the
- * row's columns, its body and both hashes. */
-export interface LedgerLine {
-  readonly ledger_seq: number;
-  readonly transaction_id: string;
-  readonly intent_id: string;
-  readonly entry_index: number;
-  readonly account: string;
-  readonly side: 'debit' | 'credit';
-  readonly amount_cents: number;
-  readonly currency: string;
-  readonly event_kind: string;
-  readonly recorded_at: string;
-  readonly body_hex: string;
-  readonly prev_row_hash_hex: string;
-  readonly row_hash_hex: string;
-}
 
 /** A ledger row as JSON: the events route answers it and audit bundles carry it (`ledger.jsonl`), so an auditor
  * recomputes the chain from the same fields either way. */

@@ -1,11 +1,23 @@
 // Periodic maintenance, safe with any number of replicas (one runs it at a time, under an advisory lock):
 // refunds funded intents past their deadline (the lifecycle's `expire` command, src/engine/expire.ts), and forgets idempotency records, recognition nonces and rate-limit
-// counters that have outlived their use.
+// counters that have outlived their use; and runs the live rails' sweep (runRailSweep): payouts and refunds
+// instructed to a rail, and funding claims whose process died between the phases.
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
+import { findDueInstructions, recordInstructionOutcome, type RailInstruction } from '../db/rail-instruction-repository.ts';
+import { findStaleClaims } from '../db/funding-attempt-repository.ts';
+import { findSettlementConfig, openRailSecrets } from '../db/settlement-config-repository.ts';
 import type { EngineEffects } from '../engine/effects.ts';
-import { idempotencyRecordRetentionMs } from '../limits.ts';
+import { resolveStaleClaim, type ClaimResolution } from '../engine/fund.ts';
+import {
+  fundingClaimLeaseMs,
+  idempotencyRecordRetentionMs,
+  railCallTimeoutMsDefault,
+  railInstructionAttemptsMax,
+  railSweepBatchMax,
+} from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
 import { expireIntents } from '../engine/expire.ts';
+import { liveAdapterFor, RailUnavailableError, resolveRailName, type InstructionOutcome, type RailRuntime } from '../rails/index.ts';
 
 /** Any fixed number: replicas agree on it, and it differs from the migration lock. */
 const maintenanceLockKey = '7213402118';
@@ -32,6 +44,8 @@ export interface MaintenanceReport {
   readonly refunded: number;
   /** Rows deleted per table. */
   readonly deleted: Readonly<Record<PrunedTable, number>>;
+  /** The live rails' sweep (absent when the pass did not run). */
+  readonly rails?: RailSweepReport;
 }
 
 const expiredRowGraceMs = 24 * 60 * 60_000;
@@ -44,7 +58,12 @@ async function deleteRowsBefore(tx: Queryable, table: string, column: 'created_a
 
 const nothingDeleted = Object.fromEntries(Object.keys(pruneTasks).map((table) => [table, 0])) as Record<PrunedTable, number>;
 
-export async function runMaintenance(database: Database, effects: EngineEffects, now = new Date()): Promise<MaintenanceReport> {
+export async function runMaintenance(
+  database: Database,
+  effects: EngineEffects,
+  now = new Date(),
+  railRuntime: RailRuntime = { secretBox: undefined, callTimeoutMs: railCallTimeoutMsDefault },
+): Promise<MaintenanceReport> {
   const client = await database.pool.connect();
   try {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
@@ -58,11 +77,98 @@ export async function runMaintenance(database: Database, effects: EngineEffects,
         }
         return counts;
       });
-      return { ran: true, refunded, deleted };
+      const rails = await runRailSweep(database, railRuntime, now);
+      return { ran: true, refunded, deleted, rails };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
     }
   } finally {
     client.release();
+  }
+}
+
+export interface RailSweepReport {
+  /** Instructions tried this pass, by the status they were left in. */
+  readonly instructions: Readonly<Record<'succeeded' | 'pending' | 'failed', number>>;
+  /** Stale funding claims looked at, by what became of them. */
+  readonly claims: Readonly<Record<ClaimResolution, number>>;
+}
+
+/** How long a pending instruction waits before its next try: doubling from 30 seconds, at most an hour. */
+function nextTryDelayMs(attempts: number): number {
+  return Math.min(30_000 * 2 ** Math.min(attempts, 7), 3_600_000);
+}
+
+/**
+ * The live rails' sweep, part of every maintenance pass (tests call it by hand): each due pending instruction is
+ * carried out through its rail's adapter, with no transaction open, and its outcome recorded; each funding claim
+ * past its lease is resolved (src/engine/fund.ts resolveStaleClaim). An unreachable rail is retried on later passes;
+ * an instruction that failed `railInstructionAttemptsMax` times is marked failed, for the operator.
+ */
+export async function runRailSweep(database: Database, runtime: RailRuntime, now = new Date()): Promise<RailSweepReport> {
+  const instructions = { succeeded: 0, pending: 0, failed: 0 };
+  const due = await database.system((tx) => findDueInstructions(tx, now, railSweepBatchMax));
+  for (const instruction of due) {
+    const status = await runInstruction(database, runtime, instruction, now);
+    instructions[status] += 1;
+  }
+  const claims: Record<ClaimResolution, number> = { funded: 0, pending: 0, declined: 0, released: 0, skipped: 0 };
+  const stale = await database.system((tx) => findStaleClaims(tx, new Date(now.getTime() - fundingClaimLeaseMs), railSweepBatchMax));
+  for (const claim of stale) claims[await resolveStaleClaim(database, runtime, claim)] += 1;
+  return { instructions, claims };
+}
+
+async function runInstruction(database: Database, runtime: RailRuntime, instruction: RailInstruction, now: Date): Promise<'succeeded' | 'pending' | 'failed'> {
+  const { tenantId, instructionId } = instruction;
+  let outcome: InstructionOutcome;
+  let lastError: string | null = null;
+  try {
+    const config = await database.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
+    const rail = resolveRailName(instruction.rail);
+    const adapter = rail && config
+      ? liveAdapterFor(rail, { settlementRail: instruction.rail, config, secrets: openSecretsForSweep(runtime, tenantId, config, rail), callTimeoutMs: runtime.callTimeoutMs })
+      : undefined;
+    if (!adapter) {
+      outcome = { status: 'pending', reference: null };
+      lastError = `no live ${instruction.rail} connection is configured for this tenant`;
+    } else {
+      outcome = await adapter.instruct({
+        instructionId,
+        tenantId,
+        intentId: instruction.intentId,
+        kind: instruction.kind,
+        amountCents: instruction.amountCents,
+        currency: instruction.currency,
+        fundingReference: instruction.fundingReference,
+        fundingDetails: instruction.fundingDetails,
+        attempts: instruction.attempts,
+      });
+    }
+  } catch (error) {
+    if (!(error instanceof RailUnavailableError)) throw error;
+    outcome = { status: 'pending', reference: null };
+    lastError = error.reason;
+  }
+  // Only failures count towards giving up: an instruction the rail holds as pending is asked about again.
+  const exhausted = lastError !== null && instruction.attempts + 1 >= railInstructionAttemptsMax;
+  const status = exhausted ? 'failed' : outcome.status;
+  await database.system((tx) =>
+    recordInstructionOutcome(tx, tenantId, instructionId, {
+      status,
+      reference: outcome.status === 'failed' ? null : outcome.reference,
+      detail: outcome.status === 'pending' ? outcome.detail ?? null : null,
+      lastError: outcome.status === 'failed' ? outcome.error : lastError,
+      nextAttemptAt: new Date(now.getTime() + nextTryDelayMs(instruction.attempts)),
+    }),
+  );
+  return status;
+}
+
+/** A tenant's secrets for the sweep; a deployment that cannot open them is retried like an unreachable rail. */
+function openSecretsForSweep(runtime: RailRuntime, tenantId: string, config: Parameters<typeof openRailSecrets>[2], rail: NonNullable<ReturnType<typeof resolveRailName>>) {
+  try {
+    return openRailSecrets(runtime.secretBox, tenantId, config);
+  } catch {
+    throw new RailUnavailableError(rail, 'the stored rail secrets cannot be opened (SVC_SECRETS_KEY missing or changed)');
   }
 }

@@ -2,15 +2,15 @@
 // key as an `ed25519-sha256-json-v1` artifact, appended to the tenant's transparency log, stored; and what every
 // receipt verify route does with a received one.
 import { sign } from 'node:crypto';
-import { insertReceiptUnlessTaken, queueReceiptInsert, queueReceiptInsertAfterLeaf, type NewReceipt, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import { insertReceiptUnlessTaken, recordReceiptsStatement, type LoggedReceipt, type NewReceipt, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
 import { artifactKinds, type ArtifactKindName } from '../signing/artifact-kinds.ts';
-import { canonicalArtifactBytes, signArtifact, verifyArtifact } from '../signing/artifacts.ts';
+import { signArtifactWithBytes, verifyArtifact } from '../signing/artifacts.ts';
 import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
-import { appendLeafStatement, logPositionOf } from './transparency-log.ts';
+import { appendLeafStatement, assertLeaf, logPositionOf } from './transparency-log.ts';
 
 /** The fields of a signed wire that are not hashed: left out to get back the canonical body. */
 const materialFields = new Set(['signing_algorithm', 'signature_algorithm', 'message_digest_sha256_hex', 'signed_payload_sha256_hex',
@@ -44,8 +44,8 @@ export function canonicalBodyOf(wire: Record<string, unknown>): Record<string, u
 }
 
 export function signReceipt(kind: ArtifactKindName, body: Record<string, unknown>, keyring: GatewayKeyring): SignedReceipt {
-  const wire = signArtifact(kind, body, signerOf(keyring.active));
-  return { kind, receiptId: wire.receipt_id as string, wire, canonicalBytes: canonicalArtifactBytes(canonicalBodyOf(wire)) };
+  const { wire, canonicalBytes } = signArtifactWithBytes(kind, body, signerOf(keyring.active));
+  return { kind, receiptId: wire.receipt_id as string, wire, canonicalBytes };
 }
 
 export interface ReceiptPlacement {
@@ -68,37 +68,37 @@ const newReceiptRow = (receipt: SignedReceipt, placement: ReceiptPlacement, leaf
 
 const leafOf = (receipt: SignedReceipt) => ({ kind: receipt.kind, artifactId: receipt.receiptId, canonicalBytes: receipt.canonicalBytes, artifact: receipt.wire });
 
+const loggedReceipt = ({ receipt, placement }: { readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }): LoggedReceipt => {
+  assertLeaf({ kind: receipt.kind, artifactId: receipt.receiptId, canonicalBytes: receipt.canonicalBytes });
+  const { leafIndex: _assignedBySql, ...row } = newReceiptRow(receipt, placement, 0);
+  return { ...row, canonicalBytes: receipt.canonicalBytes };
+};
+
 /**
- * Appends receipts to the tenant's log, in one round trip, and queues their inserts to travel with COMMIT. The caller
- * holds the lock that makes their ids free (an intent's row lock: an intent settles once), so the inserts cannot
- * conflict; should one ever, the commit fails and with it the leaves and the state change.
+ * Appends receipts to the tenant's log and stores them, in one statement and one round trip; answers their leaf
+ * indexes. The caller holds the lock that makes their ids free (a taken id fails the statement, and the caller's
+ * transaction with it, leaves included).
  */
 export async function recordReceipts(
   tx: Queryable,
   tenantId: string,
   receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
 ): Promise<number[]> {
-  const appended = await tx.batch(receipts.map(({ receipt }) => appendLeafStatement(tenantId, leafOf(receipt))));
-  receipts.forEach(({ receipt, placement }, index) => queueReceiptInsert(tx, tenantId, newReceiptRow(receipt, placement, appended[index]!.leafIndex)));
-  return appended.map((leaf) => leaf.leafIndex);
+  return tx.run(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt)));
 }
 
 /**
- * Queues, for each receipt, its log append and its insert to travel with COMMIT: no round trip of their own, and the
- * tenant's log head is locked only for the commit itself. For the engine's terminal transition, whose intent row lock
- * makes the receipt ids free (an intent settles once); should an insert ever conflict, the commit fails, and with it
- * the leaves, the ledger posting and the state change.
+ * Queues the receipts' log appends and inserts, as one statement, to travel with COMMIT: no round trip of their own,
+ * and the tenant's log head is locked only for the commit itself. For the engine's terminal transition, whose intent
+ * row lock makes the receipt ids free (an intent settles once); should an insert ever conflict, the commit fails, and
+ * with it the leaves, the ledger posting and the state change.
  */
 export function queueReceipts(
   tx: Queryable,
   tenantId: string,
   receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
 ): void {
-  for (const { receipt, placement } of receipts) {
-    tx.beforeCommit(appendLeafStatement(tenantId, leafOf(receipt)));
-    const { leafIndex: _unknownYet, ...row } = newReceiptRow(receipt, placement, 0);
-    queueReceiptInsertAfterLeaf(tx, tenantId, row);
-  }
+  if (receipts.length > 0) tx.beforeCommit(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt)));
 }
 
 /** Appends one receipt and stores it at once; false when a receipt of its family already has the id, and the caller

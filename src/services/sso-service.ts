@@ -27,13 +27,10 @@ export interface SsoContext {
   readonly gatewayKeys: GatewayKeyring;
 }
 
-/** The roles SSO may give a new member. Never admin: whoever controls the identity provider (or any mailbox in an
- * allowed domain) would otherwise become an administrator of the tenant by signing in. */
-export const ssoDefaultRoles = ['operator', 'agent', 'auditor'] as const satisfies readonly Role[];
+// The roles SSO may give a new member and the allowed email domains' grammar are part of the configuration route's
+// contract (src/contracts/sso.ts).
+export { emailDomainPatternSource, ssoDefaultRoles } from '../contracts/sso.ts';
 export const ssoDefaultRoleDefault: Role = 'auditor';
-
-/** A lowercase DNS name of at least two labels (`example.com`, `eu.corp.example`). */
-export const emailDomainPatternSource = '^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$';
 
 // ---- configuration ----
 

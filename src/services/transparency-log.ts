@@ -72,13 +72,7 @@ const kindPattern = /^[a-z0-9][a-z0-9._]{0,127}$/;
  * appends until the transaction ends: append as late in the transaction as the leaf allows.
  */
 export function appendLeafStatement(tenantId: string, leaf: LogLeaf): Statement<{ leafIndex: number }> {
-  if (!kindPattern.test(leaf.kind)) throw new Error(`transparency log: leaf kind "${leaf.kind}" is not a kind name`);
-  if (leaf.artifactId.length < 1 || leaf.artifactId.length > logArtifactIdLengthMax) {
-    throw new Error('transparency log: artifactId must be 1 to 128 characters');
-  }
-  if (!(leaf.canonicalBytes instanceof Uint8Array) || leaf.canonicalBytes.length === 0) {
-    throw new Error('transparency log: canonicalBytes must be the signed bytes');
-  }
+  assertLeaf(leaf);
   const bytes = Buffer.from(leaf.canonicalBytes.buffer, leaf.canonicalBytes.byteOffset, leaf.canonicalBytes.byteLength);
   return {
     text: `WITH head AS (
@@ -91,6 +85,17 @@ export function appendLeafStatement(tenantId: string, leaf: LogLeaf): Statement<
     values: [tenantId, leaf.kind, leaf.artifactId, bytes, Buffer.from(merkleLeafHash(leaf.canonicalBytes)), JSON.stringify(leaf.artifact)],
     read: ({ rows }) => ({ leafIndex: safeIntegerOf(String(rows[0].leaf_index), 'transparency log: leaf_index') }),
   };
+}
+
+/** Refuses a leaf the log's tables would refuse, before any statement is built: a programmer error, not input. */
+export function assertLeaf(leaf: Pick<LogLeaf, 'kind' | 'artifactId' | 'canonicalBytes'>): void {
+  if (!kindPattern.test(leaf.kind)) throw new Error(`transparency log: leaf kind "${leaf.kind}" is not a kind name`);
+  if (leaf.artifactId.length < 1 || leaf.artifactId.length > logArtifactIdLengthMax) {
+    throw new Error('transparency log: artifactId must be 1 to 128 characters');
+  }
+  if (!(leaf.canonicalBytes instanceof Uint8Array) || leaf.canonicalBytes.length === 0) {
+    throw new Error('transparency log: canonicalBytes must be the signed bytes');
+  }
 }
 
 /** Appends `leaf` in the caller's transaction: the artifact and its leaf commit together or not at all. */

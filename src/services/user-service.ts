@@ -1,6 +1,7 @@
 // People who sign in: one identity per email, a membership (with its role) per tenant. `svc user create` adds a
 // person to a tenant, creating the identity on first use, so one person can belong to several tenants.
 import { randomBytes } from 'node:crypto';
+import { emailLengthMin, emailPatternSource } from '../contracts/sign-in.ts';
 import type { Role } from '../credentials/roles.ts';
 import { findTenant } from '../db/tenant-repository.ts';
 import { ensureUser, insertMembership } from '../db/user-repository.ts';
@@ -8,11 +9,10 @@ import { ServiceError } from '../errors/service-error.ts';
 import { emailLengthMax } from '../limits.ts';
 import { isUniqueViolation, type Database } from '../infra/database.ts';
 
-/** A local part, "@", a domain; no whitespace or control characters (so no header injection). The same rule is the
- * SQL CHECK of `users.email` and the JSON schema of login/start. */
-export const emailPatternSource = '^[^@\\s\\p{Cc}]+@[^@\\s\\p{Cc}]+$';
+// The email rule (a local part, "@", a domain; no whitespace or control characters) is the login/start contract's
+// (src/contracts/sign-in.ts), and the SQL CHECK of `users.email`.
+export { emailLengthMin, emailPatternSource };
 const emailPattern = new RegExp(emailPatternSource, 'u');
-export const emailLengthMin = 3;
 
 /** Emails are compared lowercased: people do not expect `Ann@Example.com` and `ann@example.com` to differ. */
 export function normalizeEmail(email: string): string {

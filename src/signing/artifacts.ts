@@ -83,6 +83,16 @@ export function canonicalArtifactBytes(body: unknown): Uint8Array {
  * then the material fields.
  */
 export function signArtifact(kind: ArtifactKindName, body: Record<string, unknown>, signer: Ed25519Signer): Record<string, unknown> {
+  return signArtifactWithBytes(kind, body, signer).wire;
+}
+
+/** `signArtifact`, also answering the canonical bytes it signed (what the digest covers): for a caller that needs
+ * both, such as a transparency log leaf, without writing the canonical form a second time. */
+export function signArtifactWithBytes(
+  kind: ArtifactKindName,
+  body: Record<string, unknown>,
+  signer: Ed25519Signer,
+): { readonly wire: Record<string, unknown>; readonly canonicalBytes: Uint8Array } {
   const artifactKind = artifactKinds.get(kind);
   if (!artifactKind) fail('artifact.kind_unknown', { field: 'kind' });
   if (!isPlainObject(body)) malformed('artifact', 'must be a JSON object');
@@ -90,14 +100,15 @@ export function signArtifact(kind: ArtifactKindName, body: Record<string, unknow
     artifactKind.fields.flatMap((field) => (field.type === 'const' ? [[field.name, field.value]] : [])),
   );
   const text = writeObject(artifactKind.fields, { ...constants, ...body }, '', artifactKind.htmlEscape, []);
-  const digest = sha256(Buffer.from(text, 'utf8'));
+  const canonicalBytes = new Uint8Array(Buffer.from(text, 'utf8'));
+  const digest = sha256(canonicalBytes);
   const signature = signer.sign(digest);
   const wire = JSON.parse(text) as Record<string, unknown>;
   if (artifactKind.algorithmField === 'signing_algorithm') wire.signing_algorithm = artifactSignatureAlgorithm;
   wire[artifactKind.digestField] = bytesToHex(digest);
   wire.signing_public_key_ed25519_hex = signer.publicKey.hex;
   wire.ed25519_signature_hex = bytesToHex(signature);
-  return wire;
+  return { wire, canonicalBytes };
 }
 
 /**

@@ -1,5 +1,7 @@
 // How policy versions and head moves appear on the wire, shared by the engine's policy routes and the gateway's
 // rollback route; and the declared order that policy parameters and rules are shown in wherever they appear.
+import type { PolicyVersion as PolicyVersionView } from '../contracts/policies.ts';
+import type { PolicyHeadMove } from '../contracts/policy-rollback.ts';
 import type { PolicyVersion } from '../db/policy-repository.ts';
 import { compilePredicate, findTemplate } from '../predicate/index.ts';
 import type { HeadMove } from '../services/policy-service.ts';
@@ -23,7 +25,7 @@ export function orderedMaterializedPredicate(predicate: Readonly<Record<string, 
   return compilePredicate(predicate).document as unknown as Record<string, unknown>;
 }
 
-export function presentVersion(version: PolicyVersion, headSeq: number | undefined) {
+export function presentVersion(version: PolicyVersion, headSeq: number | undefined): PolicyVersionView {
   return {
     object: 'policy_version',
     template_id: version.templateId,
@@ -38,7 +40,7 @@ export function presentVersion(version: PolicyVersion, headSeq: number | undefin
 }
 
 /** The answer to a head move, rollout or rollback alike. */
-export function presentHeadMove(templateId: string, moved: HeadMove) {
+export function presentHeadMove(templateId: string, moved: HeadMove): PolicyHeadMove {
   return {
     template_id: templateId,
     current_head_seq: moved.head.versionSeq,

@@ -1,19 +1,35 @@
 // The console in a real browser (Debian's Chromium through playwright-core) against the real app listening on
-// loopback over a fresh Postgres: sign-in with the outbox code, API keys, a sandbox intent walked to released,
-// settlement configuration errors, `svc login` approved in the page, an auditor's read-only view, CSRF refusal, and the
+// loopback over a fresh Postgres: sign-in with the outbox code, API keys, a sandbox intent walked to released with
+// its stored evidence and trace, recent failures on the overview, settlement configuration errors, `svc login` approved in the page, an auditor's read-only view, CSRF refusal, and the
 // layout at desktop and phone sizes. Each test saves screenshots under test-results/console/.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxMppTokens } from '../../src/rails/mpp.ts';
+import { sandboxMppAuthorization } from '../../src/rails/sandbox-credentials.ts';
 import { takeOutboxCode } from '../../src/services/sign-in-service.ts';
 import { bearer } from '../helpers/app.ts';
+import { party, signedCreateBody } from '../helpers/intents.ts';
 import { startTestIdentityProvider } from '../helpers/oidc-provider.ts';
 import { projectRoot } from '../helpers/server-process.ts';
 import { overflowsHorizontally, screenshot, signIn, startConsoleHarness, type ConsoleHarness } from './harness.ts';
 
 let harness: ConsoleHarness;
+
+/** A signed MPP intent of the harness's tenant whose payment the sandbox processor declines; answers its id. */
+async function declinedMppPayment(): Promise<string> {
+  const body = signedCreateBody({ tenantId: harness.tenant.tenantId, principal: party('did:principal:console'), payee: party('did:payee:console'), settlementRail: 'processor_mpp' });
+  const post = (headers: Record<string, string> = {}) =>
+    fetch(`${harness.baseUrl}/harbor/intents/${body.intent_id as string}/fund`, { method: 'POST', headers: { ...bearer(harness.tenant.adminKey), 'content-type': 'application/json', ...headers }, body: '{}' });
+  const created = await fetch(`${harness.baseUrl}/harbor/intents`, { method: 'POST', headers: { ...bearer(harness.tenant.adminKey), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(created.status).toBe(201);
+  const challenge = await post();
+  const declined = await post({ 'x-svc-payment-authorization': sandboxMppAuthorization(challenge.headers.get('www-authenticate')!, sandboxMppTokens.decline) });
+  expect(declined.status).toBe(402);
+  return body.intent_id as string;
+}
 
 beforeAll(async () => {
   harness = await startConsoleHarness();
@@ -100,12 +116,30 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await page.getByLabel('Amount in cents').fill('250');
     await page.getByRole('button', { name: 'Create and fund' }).click();
     await page.waitForURL(/\/console\/intents\/[0-9a-f-]{36}$/);
+    const intentPath = new URL(page.url()).pathname;
     expect(await page.getByTestId('state').first().textContent()).toBe('funded');
+    expect(await page.getByTestId('no-evidence').textContent()).toContain('No evidence');
     await page.getByLabel('Cost in cents').fill('90');
     await page.getByRole('button', { name: 'Submit evidence' }).click();
     await screenshot(page, 'intent-after-evidence');
     await page.getByTestId('trace').waitFor();
     expect(await page.getByTestId('state').first().textContent()).toBe('released');
+    expect(await page.getByTestId('notice').textContent()).toContain('the release rule passed');
+
+    // Opened again, the page reads the evidence as stored: its payload, outcome and the trace in words.
+    await page.goto(intentPath);
+    const evidence = page.getByTestId('evidence');
+    expect(await evidence.getAttribute('data-outcome')).toBe('pass');
+    expect(JSON.parse(await page.getByTestId('evidence-payload').innerText())).toEqual({ status: 'completed', cost_cents: 90 });
+    const storedTrace = await evidence.getByTestId('trace').innerText();
+    expect(storedTrace).toContain('✓');
+    expect(storedTrace).not.toContain('✗');
+    expect(storedTrace).toMatch(/status/);
+    await screenshot(page, 'intent-stored-evidence');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(intentPath);
+    expect(await overflowsHorizontally(page), 'the intent page at 390×844').toBe(false);
+    await page.setViewportSize({ width: 1280, height: 800 });
     const timeline = await page.getByTestId('timeline').innerText();
     for (const step of ['Created', 'Funded', 'Evidence recorded', 'Released']) expect(timeline).toContain(step);
     expect(timeline).not.toContain('—');
@@ -131,6 +165,40 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(Number(await admin.page.getByTestId('score').textContent())).toBeGreaterThan(0);
     expect(await admin.page.locator('tbody tr').first().innerText()).toMatch(/Last 7 days\s+1\s+0\s+0/);
     await screenshot(admin.page, 'standing');
+  });
+
+  it('lists recent failures on the overview: evidence that failed its rule, in words, and a declined payment', async () => {
+    const { page } = await harness.newPage();
+    await signIn(harness, page, await harness.member('operator'));
+    // Evidence that fails "completed, within cost", submitted from the page: the intent is refunded.
+    await page.goto('/console/intents');
+    await page.getByLabel('Amount in cents').fill('300');
+    await page.getByRole('button', { name: 'Create and fund' }).click();
+    await page.waitForURL(/\/console\/intents\/[0-9a-f-]{36}$/);
+    const failedIntent = new URL(page.url()).pathname.split('/').at(-1)!;
+    await page.getByLabel('Status reported by the tool').fill('failed');
+    await page.getByRole('button', { name: 'Submit evidence' }).click();
+    await page.getByTestId('evidence').waitFor();
+    expect(await page.getByTestId('evidence').getAttribute('data-outcome')).toBe('fail');
+    expect(await page.getByTestId('evidence').getByTestId('trace').innerText()).toContain('✗');
+    await screenshot(page, 'intent-failed-evidence');
+
+    // A payment the MPP rail declines, through the API as an agent's client would send it.
+    const declinedIntent = await declinedMppPayment();
+
+    await page.goto('/console');
+    const failures = page.getByTestId('failure');
+    await failures.first().waitFor();
+    const evidenceRow = page.locator(`[data-testid="failure"][data-kind="evidence_failed"]:has(a[href="/console/intents/${failedIntent}"])`);
+    expect(await evidenceRow.innerText()).toMatch(/Refunded: evidence failed the release rule[\s\S]*does not equal "completed"/);
+    const declinedRow = page.locator(`[data-testid="failure"][data-kind="payment_declined"]:has(a[href="/console/intents/${declinedIntent}"])`);
+    expect(await declinedRow.innerText()).toContain('The processor_mpp rail declined the payment');
+    // Newest first: the decline came last.
+    expect(await failures.first().getAttribute('data-kind')).toBe('payment_declined');
+    await screenshot(page, 'overview-recent-failures');
+    await declinedRow.getByRole('link').click();
+    await page.waitForURL(`**/console/intents/${declinedIntent}`);
+    expect(await page.getByTestId('state').first().textContent()).toBe('open');
   });
 
   it('shows a settlement validation error beside its field, then saves a valid configuration', async () => {

@@ -39,9 +39,9 @@ export async function startConsoleHarness(): Promise<ConsoleHarness> {
   const database = await createTestDatabase();
   const system = new Database({ ...database.connection, max: 2 });
   const logs = new LogCapture();
-  // One browser walks many pages from one loopback address within a minute; the per-address limit of public
-  // routes (which the console's pages fall under, docs/console.md) is not what these tests exercise.
-  const app = await buildTestApp(database.connection, logs, undefined, undefined, { rateLimit: { perCredential: 600, perAddress: 100_000 } });
+  // The default rate limits: a signed-in person's pages count against the person, not the loopback address every
+  // browser here shares (docs/console.md "Rate limits").
+  const app = await buildTestApp(database.connection, logs);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

@@ -277,3 +277,42 @@ describe('device codes', () => {
     expect(codes.at(-1)).toBe('rate_limit.exceeded');
   });
 });
+
+describe('rate limits', () => {
+  it('counts a signed-in person per user, so more than 120 pages a minute load, while anonymous pages stay per address', async () => {
+    const browser = new Browser('127.0.0.1', '192.0.2.88');
+    await browser.signIn(await person(a, 'operator'));
+    const pageCount = 130;
+    for (let index = 0; index < pageCount; index++) {
+      const response = await browser.request('GET', index % 2 === 0 ? '/console/intents' : '/console');
+      expect(response.statusCode, `page ${index + 1}`).toBe(200);
+      // The per-credential policy (600 a minute by default), spent by the person, not by the address.
+      expect(response.headers['ratelimit-policy'], `page ${index + 1}`).toBe('"credential";q=600;w=60');
+    }
+
+    // A made-up session buys no budget of its own: it is counted per address like no session.
+    const forger = new Browser('127.0.0.1', '192.0.2.89');
+    forger.cookies.set('svc_console_session', 'not-a-jwt');
+    const forged = await forger.request('GET', '/console/intents');
+    expect(forged.statusCode).toBe(303);
+    expect(forged.headers['ratelimit-policy']).toBe('"ip";q=120;w=60');
+
+    // From the person's own address, the sign-in page still has its whole per-address budget, and hammering it is
+    // refused once that is spent (within two windows at most, should the clock minute turn meanwhile).
+    const anonymous = new Browser('127.0.0.1', '192.0.2.88');
+    let refused: LightMyRequestResponse | undefined;
+    let admitted = 0;
+    for (let attempt = 0; attempt < 241 && !refused; attempt++) {
+      const response = await anonymous.request('GET', '/console/sign-in');
+      expect(response.headers['ratelimit-policy']).toBe('"ip";q=120;w=60');
+      if (response.statusCode === 429) refused = response;
+      else admitted++;
+    }
+    expect(refused, 'a 429 for the hammering address').toBeDefined();
+    expect(admitted).toBeGreaterThanOrEqual(110);
+    expect(refused!.headers['retry-after']).toMatch(/^\d+$/);
+    // In words, as a page.
+    expect(refused!.headers['content-type']).toMatch(/^text\/html/);
+    expect(refused!.body).toContain('data-code="rate_limit.exceeded"');
+  }, 60_000);
+});

@@ -111,12 +111,18 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'GET /harbor/intents/:intent_id': () => [`/harbor/intents/${secrets.intent}`, undefined],
   'GET /harbor/operator/v1/intents/:intent_id': () => [`/harbor/operator/v1/intents/${secrets.intent}`, undefined],
   'GET /harbor/intents/:intent_id/budget': () => [`/harbor/intents/${secrets.intent}/budget`, undefined],
+  'GET /harbor/intents/:intent_id/evidence': () => [`/harbor/intents/${secrets.settledIntent}/evidence`, undefined],
   'POST /harbor/intents/:intent_id/fund': () => [`/harbor/intents/${secrets.intent}/fund`, {}],
   'POST /harbor/intents/:intent_id/evidence': () => [
     `/harbor/intents/${secrets.intent}/evidence`,
     signedEvidenceBody({ tenantId: b.tenantId, intentId: secrets.intent!, payee, payload: { status: 'completed' } }),
   ],
   'POST /harbor/intents/:intent_id/settlement/confirm': () => [`/harbor/intents/${secrets.intent}/settlement/confirm`, {}],
+  // A is a sandbox tenant, whose intents carry no rail instruction: B's 404 for A's intent is checked here, and for a
+  // real instruction of a live tenant in test/rails/live-x402.test.ts.
+  'POST /harbor/intents/:intent_id/rail-instructions/:instruction_id/done': () => [
+    `/harbor/intents/${secrets.settledIntent}/rail-instructions/${secrets.intent}/done`, { reference: '0xabc' },
+  ],
   'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
@@ -146,6 +152,7 @@ const views: Record<string, () => [string, object | undefined]> = {
   'GET /v1/admin/sso/config': () => ['/v1/admin/sso/config', undefined],
   'GET /harbor/intents': () => ['/harbor/intents', undefined],
   'GET /harbor/operator/v1/intents': () => ['/harbor/operator/v1/intents', undefined],
+  'GET /harbor/funding-attempts': () => ['/harbor/funding-attempts', undefined],
   'GET /harbor/policy/v1/versions': () => ['/harbor/policy/v1/versions?template_id=completion_v1', undefined],
   'GET /harbor/ledger/v1/tip': () => ['/harbor/ledger/v1/tip', undefined],
   'GET /harbor/ledger/v1/events': () => ['/harbor/ledger/v1/events', undefined],
@@ -190,6 +197,9 @@ const notCrossTenant = new Set([
   // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
   // person is covered in test/gateway/device-login.test.ts.
   'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
+  // The API's description, its reference page and the metrics scrape: the same for every caller, naming no tenant
+  // (the metrics carry no tenant label: test/platform/metrics.test.ts).
+  'GET /openapi.json', 'GET /docs', 'GET /docs/', 'GET /docs/js/scalar.js', 'GET /metrics',
 ]);
 
 /** The download route takes no API key at all: B's admin key is refused (401), and so is B's download token for
@@ -230,6 +240,7 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
         expect(response.json()).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
       }
       if (route === 'GET /protocol/v2/agent-receipts' || route === 'GET /protocol/v2/a2a/task-contracts') expect(response.json().items).toEqual([]);
+      if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
     } else if (downloadRoutes[route]) {
       for (const response of await downloadRoutes[route]()) {

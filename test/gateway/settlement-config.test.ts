@@ -49,7 +49,11 @@ describe('settlement configuration', () => {
     const response = await put(sandbox.adminKey, sandboxBody);
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body).toEqual({ object: 'settlement_config', environment: 'sandbox', ...sandboxBody, updated_at: expect.any(String) });
+    expect(body).toEqual({
+      object: 'settlement_config', environment: 'sandbox', ...sandboxBody, updated_at: expect.any(String),
+      // The live rails' endpoints and whether their secrets are set (docs/rails.md#live-rails).
+      x402_facilitator_url: null, x402_facilitator_api_key_set: false, mpp_processor_url: null, mpp_processor_secret_key_set: false,
+    });
     expect(Date.parse(body.updated_at)).not.toBeNaN();
     const read = await get(sandbox.adminKey);
     expect(read.statusCode).toBe(200);

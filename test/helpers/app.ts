@@ -37,7 +37,8 @@ export async function buildTestApp(
   const logger = createLogger(logs ? 'trace' : 'silent', logs);
   const instance = createFastify(logger);
   beforeApp?.(instance);
-  await instance.register(app, { maintenance: false, ...options, connection, gatewayKeys });
+  // Every answer is checked against its route contract unless a test says otherwise (docs/api.md).
+  await instance.register(app, { maintenance: false, validateResponses: true, ...options, connection, gatewayKeys });
   await instance.ready();
   return instance;
 }

@@ -30,7 +30,8 @@ export async function startServerProcess(env: Record<string, string | undefined>
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    // Every answer the suite receives is checked against its route contract (docs/api.md "Response validation").
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', SVC_VALIDATE_RESPONSES: '1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

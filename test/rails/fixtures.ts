@@ -25,4 +25,8 @@ export const liveConfig: SettlementConfig = {
   mpp_session_enabled: false,
   settlement_network_recipient: null,
   processor_destination: 'acct_1Live',
+  x402_facilitator_url: null,
+  mpp_processor_url: null,
+  x402_facilitator_api_key_set: false,
+  mpp_processor_secret_key_set: false,
 };

@@ -47,7 +47,8 @@ describe('MPP challenge', () => {
 
   it('names the configured profile as recipient, in JCS key order', () => {
     const issued = adapter.issueChallenge(fundingContext({
-      config: { rails: ['processor_mpp'], x402_address: null, mpp_profile_id: 'profile_test_abc', mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: 'acct_1' },
+      config: { rails: ['processor_mpp'], x402_address: null, mpp_profile_id: 'profile_test_abc', mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: 'acct_1',
+        x402_facilitator_url: null, mpp_processor_url: null, x402_facilitator_api_key_set: false, mpp_processor_secret_key_set: false },
     }));
     const request = parseWwwAuthenticate(challengeHeader(issued))[0]!.params['request']!;
     expect(Buffer.from(request, 'base64url').toString('utf8')).toBe('{"amount":"1250","currency":"usd","recipient":"profile_test_abc"}');

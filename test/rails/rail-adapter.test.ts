@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { railAdapterFor, railNames, resolveRailName, type SettlementConfig } from '../../src/rails/index.ts';
+import { X402LiveAdapter } from '../../src/rails/x402-live.ts';
 import { fundingContext, liveConfig } from './fixtures.ts';
 
 function refusal(run: () => unknown): ServiceError {
@@ -52,10 +53,18 @@ describe('railAdapterFor', () => {
     expect(x402).toMatchObject({ code: 'funding.rail_not_configured', statusCode: 422, details: { missing_fields: ['rails', 'x402_address'] } });
     const partial: SettlementConfig = { ...liveConfig, rails: ['processor_mpp'], mpp_profile_id: 'profile_live1', processor_destination: null };
     const mpp = refusal(() => railAdapterFor('processor_mpp', { environment: 'live', config: partial, currency: 'usd' }));
-    expect(mpp).toMatchObject({ code: 'funding.rail_not_configured', details: { missing_fields: ['processor_destination'] } });
+    expect(mpp).toMatchObject({ code: 'funding.rail_not_configured', details: { missing_fields: ['processor_destination', 'mpp_processor_url'] } });
   });
 
-  it('refuses live funding with configuration too: no facilitator or processor endpoint exists, and nothing is faked', () => {
+  it('gives the live x402 adapter for a configuration with a facilitator endpoint, given the live access', () => {
+    const config: SettlementConfig = { ...liveConfig, x402_facilitator_url: 'https://facilitator.example.com' };
+    const access = { secrets: { x402_facilitator_api_key: null, mpp_processor_secret_key: null }, callTimeoutMs: 1_000 };
+    expect(railAdapterFor('x402_usdc_base', { environment: 'live', config, currency: 'usd' }, access)).toBeInstanceOf(X402LiveAdapter);
+    // Without the live access (the deployment's secrets), nothing is faked either.
+    expect(refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config, currency: 'usd' })).code).toBe('funding.rail_not_configured');
+  });
+
+  it('refuses live funding with configuration but no facilitator or processor endpoint: nothing is faked', () => {
     const x402 = refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config: liveConfig, currency: 'usd' }));
     expect(x402.code).toBe('funding.rail_not_configured');
     expect(x402.message).toMatch(/facilitator/);

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { isValidEvmAddress, toChecksumAddress } from '../../src/rails/evm.ts';
-import { validateSettlementConfig, type SettlementConfigBody } from '../../src/rails/settlement-config.ts';
+import type { SettlementConfigBody } from '../../src/contracts/settlement-config.ts';
+import { validateSettlementConfig } from '../../src/rails/settlement-config.ts';
 
 const address = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 const sandboxBody: SettlementConfigBody = {
@@ -34,6 +35,10 @@ describe('validateSettlementConfig', () => {
       mpp_session_enabled: false,
       settlement_network_recipient: null,
       processor_destination: 'acct_1Sandbox',
+      x402_facilitator_url: null,
+      mpp_processor_url: null,
+      x402_facilitator_api_key_set: false,
+      mpp_processor_secret_key_set: false,
     });
   });
 

@@ -1,5 +1,6 @@
 // The SDK is client-side code: nothing under src/sdk may import, even transitively (type-only imports included),
-// fastify, pg, or the server's src/platform, src/db, src/services and src/surfaces.
+// fastify, pg, or the server's src/infra, src/plugins, src/engine, src/db, src/services and src/surfaces. Its wire
+// types come from the contract modules (src/contracts/), imported as types only, so they add no code at run time.
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -49,8 +50,29 @@ describe('SDK import boundary', () => {
     const reach = reachableFrom(sdkFiles);
     expect(sdkFiles.length).toBeGreaterThan(5);
     expect(reach.violations).toEqual([]);
-    // What the SDK does reach, so a new dependency is a visible change here.
-    expect([...reach.packages.keys()].sort()).toEqual(['@noble/hashes']);
+    // What the SDK does reach, so a new dependency is a visible change here. `typebox` only through the contract
+    // modules' types (next test): the SDK's declarations read it, its JavaScript does not.
+    expect([...reach.packages.keys()].sort()).toEqual(['@noble/hashes', 'typebox']);
+    expect(reach.packages.get('typebox')).toMatch(/^src\/contracts\//);
+  });
+
+  it('imports the contract modules as types only, so the SDK runs without them', () => {
+    const valueImports: string[] = [];
+    let typeImports = 0;
+    for (const file of sdkFiles) {
+      const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+      for (const statement of source.statements) {
+        if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+        const specifier = statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier) ? statement.moduleSpecifier.text : undefined;
+        if (specifier === undefined || !path.resolve(path.dirname(file), specifier).startsWith(path.join(repoRoot, 'src/contracts') + path.sep)) continue;
+        // `import type {…}` is erased; `import { type X }` is not (verbatimModuleSyntax keeps `import {}`, which loads the module).
+        const typeOnly = ts.isImportDeclaration(statement) ? statement.importClause?.isTypeOnly === true : statement.isTypeOnly;
+        if (typeOnly) typeImports += 1;
+        else valueImports.push(`${path.relative(repoRoot, file)}: ${statement.getText(source)}`);
+      }
+    }
+    expect(valueImports).toEqual([]);
+    expect(typeImports).toBeGreaterThan(0);
   });
 
   it('would catch a violation (the walker sees the server\'s own imports)', () => {
@@ -59,9 +81,16 @@ describe('SDK import boundary', () => {
     expect(reach.violations.some((violation) => violation.startsWith('src/plugins/'))).toBe(true);
   });
 
-  it('is the package entry point `svc-settlement/sdk`', async () => {
+  it('is the package entry point `svc-settlement/sdk`: the built files for users, the sources inside this repository', async () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
-    expect(manifest.exports['./sdk']).toBe('./src/sdk/index.ts');
+    // The source condition comes first so that it wins wherever it is set (vitest.config.ts, tsconfig.json, the
+    // example script); test/sdk/package-install.test.ts checks the built side from an installed tarball.
+    expect(Object.entries(manifest.exports['./sdk'])).toEqual([
+      ['svc-settlement-source', './src/sdk/index.ts'],
+      ['types', './dist/sdk/index.d.ts'],
+      ['import', './dist/sdk/index.js'],
+      ['default', './dist/sdk/index.js'],
+    ]);
     const viaPackage = await import('svc-settlement/sdk');
     const direct = await import('../../src/sdk/index.ts');
     expect(viaPackage.SvcClient).toBe(direct.SvcClient);

@@ -108,8 +108,21 @@ describe('lifecycles through the SDK', () => {
     const funded = await client.intents.fund(intent.intent_id, { credential: sandboxCredential() });
     expect(funded.intent).toMatchObject({ state: 'funded', settlement_rail: 'processor_mpp', funding: { status: 'payment_succeeded' } });
     expect(funded.paymentReceipt).toBeTruthy();
+    expect(await client.intents.listEvidence(intent.intent_id)).toEqual({ object: 'list', data: [], has_more: false, next_cursor: null });
     const recorded = await client.intents.submitEvidence(intent.intent_id, { payee, payload: { status: 'failed' } });
     expect(recorded.predicate_passed).toBe(false);
+    // The evidence as stored, with the same evaluation the answer carried.
+    const evidence = await client.intents.listEvidence(intent.intent_id);
+    expect(evidence.data).toHaveLength(1);
+    expect(evidence.data[0]).toMatchObject({
+      intent_id: intent.intent_id,
+      submission_id: `evs_${recorded.payload_digest}`,
+      payee_did: payee.did,
+      payee_signed: true,
+      evidence: { payload: { status: 'failed' }, artifacts: [] },
+      outcome: 'fail',
+      predicate_evaluation: recorded.predicate_evaluation,
+    });
     const settled = await client.intents.confirm(intent.intent_id);
     expect(settled).toMatchObject({ state: 'refunded', settlement: { action: 'refund', reason: 'predicate_failed' } });
     await expectLedgerVerified(client, acme);

@@ -1,9 +1,13 @@
 // The operator console at /console: server-rendered HTML with a little vanilla JavaScript, served by this process
 // with no build step (docs/console.md). Every page and action calls the service's own HTTP API in-process with the
 // session's bearer (api.ts), so the console adds no rule of its own.
+import { consoleResponses } from '../../contracts/common.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../../errors/service-error.ts';
 import { consoleFormBytesMax } from '../../limits.ts';
+import { html } from './html.ts';
+import { barePage, errorBox } from './layout.ts';
 import { notFoundPage, send, consoleAccess, type FormBody } from './routing.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
 import { devicePages } from './pages/device.ts';
@@ -40,6 +44,10 @@ function parseForm(text: string): FormBody {
 }
 
 export async function consoleSurface(app: FastifyInstance): Promise<void> {
+  // Every console route answers HTML (or, for its files, CSS and scripts): one contract for all (docs/api.md).
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, response: route.schema?.response ?? consoleResponses };
+  });
   // Encapsulated: only console routes take form bodies; the API keeps JSON alone.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: consoleFormBytesMax }, (_request, body, done) => {
     done(null, parseForm(body as string));
@@ -57,6 +65,13 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
     const asset = assets.get(request.params.name);
     if (!asset) return send(reply, { status: 404, html: notFoundPage(undefined, request.id) });
     return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
+  });
+
+  // A request refused before its page ran (the rate limiter, say) answers a page with the catalogue's words and the
+  // same status and headers (Retry-After), not the API's JSON envelope; anything else goes to the app's handler.
+  app.setErrorHandler((error, request, reply) => {
+    if (!(error instanceof ServiceError) || error.statusCode >= 500) throw error;
+    return send(reply, { status: error.statusCode, html: barePage('Request refused', html`${errorBox({ code: error.code, message: error.message }, request.id)}<p><a href="/console">Back to the overview</a></p>`) });
   });
 
   app.setNotFoundHandler((request, reply) => send(reply, { status: 404, html: notFoundPage({ code: 'request.route_not_found', message: 'No console page has this address.' }, request.id) }));

@@ -8,6 +8,8 @@ import { callApi } from './api.ts';
 import { ApiFailure, ConsoleContext, PageNotFound, SessionEnded, sessionEnding, type Viewer } from './context.ts';
 import { Html, html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
+// For its declaration of the route option `sessionTokenOf`.
+import '../../plugins/rate-limit.ts';
 import { csrfTokenFor, csrfTokenValid, endSession, sessionTokenOf } from './session.ts';
 
 export interface Redirect {
@@ -19,6 +21,10 @@ export type PageResult = Html | Redirect | { readonly status: number; readonly h
 /** Console routes are public to the access hook: they authenticate with the session cookie and pass it on as the
  * bearer of every API call they make, where the access rules apply. */
 export const consoleAccess = { access: { public: true } } as const;
+
+/** A signed-in page or action: public to the access hook like the others, but the rate limiter counts a request
+ * with a valid session against its user's budget, not the address's (docs/console.md "Rate limits"). */
+const signedInConsoleConfig = { ...consoleAccess, sessionTokenOf } as const;
 
 export type FormBody = Record<string, string | string[]>;
 
@@ -122,7 +128,7 @@ export function getPage<Params = Record<string, string>>(
   path: string,
   handler: (context: ConsoleContext, params: Params, query: Record<string, string | undefined>) => Promise<PageResult>,
 ): void {
-  app.get(path, { config: consoleAccess }, (request, reply) =>
+  app.get(path, { config: signedInConsoleConfig }, (request, reply) =>
     run(app, request, reply, (context) => handler(context, request.params as Params, request.query as Record<string, string | undefined>)),
   );
 }
@@ -133,7 +139,7 @@ export function postAction<Params = Record<string, string>>(
   path: string,
   handler: (context: ConsoleContext, body: FormBody, params: Params) => Promise<PageResult>,
 ): void {
-  app.post(path, { config: consoleAccess }, async (request, reply) => {
+  app.post(path, { config: signedInConsoleConfig }, async (request, reply) => {
     if (!csrfTokenValid(request)) return csrfRefusal(reply);
     return run(app, request, reply, (context) => handler(context, (request.body ?? {}) as FormBody, request.params as Params));
   });

@@ -9,7 +9,9 @@ import { runIdempotent, type CallOutside, type EngineAnswer } from '../../plugin
 import { verifyRequestRecognition } from '../../services/recognition-service.ts';
 import { recognitionProofHeaderName } from '../../signing/recognition.ts';
 
-export async function engineMutation(
+/** `Body` is the route's success answer: the one `work` builds, or the stored answer of an earlier request with the
+ * same key to the same route (the response validator checks both against the route's contract in tests). */
+export async function engineMutation<Body = unknown>(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -17,7 +19,7 @@ export async function engineMutation(
   command: 'create' | 'fund' | 'evidence' | 'confirm',
   /** The command's answer, or (funding) a call to make outside any transaction and the phase that follows it. */
   work: (tx: Queryable, principal: Principal) => Promise<EngineAnswer | CallOutside>,
-): Promise<unknown> {
+): Promise<Body> {
   const principal = principalOf(request);
   const { idempotencyOperation: operation, recognitionPurpose: purpose } = lifecycle[command];
   const checkRecognition = async (tx: Queryable): Promise<void> => {
@@ -43,5 +45,5 @@ export async function engineMutation(
   reply.code(result.status);
   for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
   if (result.replayed) reply.header('idempotent-replayed', 'true');
-  return result.body;
+  return result.body as Body;
 }

@@ -6,6 +6,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../credentials/principal.ts';
+import { McpNoSessionResponses, McpResponses } from '../../contracts/mcp.ts';
 import { errorCatalogue } from '../../errors/catalogue.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { anyRole, principalOf } from '../../plugins/access.ts';
@@ -25,7 +26,11 @@ export async function mcp(app: FastifyInstance): Promise<void> {
     tools = resolveTools(app.routeContracts);
   });
 
-  const contract = { config: { access }, preValidation: assertMcpRequestHeaders, schema: { body: mcpMessageBody } };
+  const contract = {
+    config: { access },
+    preValidation: assertMcpRequestHeaders,
+    schema: { summary: 'Send MCP messages (Streamable HTTP, stateless)', body: mcpMessageBody, response: McpResponses },
+  };
   app.post(mcpPath, contract, async (request, reply) => {
     const principal = principalOf(request);
     // The route authenticated this header; the tools' routes authenticate it again, each for itself.
@@ -57,8 +62,9 @@ export async function mcp(app: FastifyInstance): Promise<void> {
     reply.header('allow', 'POST');
     throw new ServiceError('request.method_not_allowed', { message: 'This MCP endpoint is stateless: POST each message; there is no session to stream (GET) or end (DELETE).' });
   };
-  app.get(mcpPath, { config: { access } }, noSession);
-  app.delete(mcpPath, { config: { access } }, noSession);
+  const noSessionContract = { config: { access }, schema: { summary: 'No session to stream or end: 405', response: McpNoSessionResponses } };
+  app.get(mcpPath, noSessionContract, noSession);
+  app.delete(mcpPath, noSessionContract, noSession);
 }
 
 function copyHeaders(reply: FastifyReply): void {

@@ -1,27 +1,26 @@
 // The standing service surface: signed operator receipts (/reputation) and signed portfolio exports (/signal/v1),
 // scoped to one tenant: a tenant sees only its own settled history of an operator (docs/standing.md).
 import type { FastifyInstance } from 'fastify';
-import { didLengthMax } from '../../limits.ts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedErrors } from '../../contracts/common.ts';
+import { OperatorDidParams, ScoreVersionQuery, SignedOperatorReceipt, SignedPortfolioSnapshot } from '../../contracts/standing.ts';
 import { principalOf } from '../../plugins/access.ts';
 import { operatorReceipt, portfolioSnapshot, scoreVersionDefault } from '../../services/standing-service.ts';
 
 /** Admins and auditors read standing; agents, whose payees it grades, do not (docs/roles.md). */
 const readers = { access: { roles: ['admin', 'auditor'] as const, scope: 'mcp.signal:read' } };
 
-export async function standing(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { operator_did: string }; Querystring: { score_version?: string } }>(
+export async function standing(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  app.get(
     '/reputation/:operator_did',
     {
       config: readers,
       schema: {
-        params: {
-          type: 'object',
-          properties: { operator_did: { type: 'string', minLength: 1, maxLength: didLengthMax } },
-          required: ['operator_did'],
-        },
-        // Any text: an unknown version is answered with its own code (standing.score_version_unsupported), not as
-        // a schema mismatch; the request target's length limit bounds it.
-        querystring: { type: 'object', properties: { score_version: { type: 'string' } } },
+        summary: 'The signed receipt of an operator\'s settled history with this tenant',
+        params: OperatorDidParams,
+        querystring: ScoreVersionQuery,
+        response: { 200: SignedOperatorReceipt, ...authenticatedErrors(404) },
       },
     },
     async (request, reply) => {
@@ -32,7 +31,10 @@ export async function standing(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get('/signal/v1/portfolio/signed-export', { config: readers }, async (request, reply) => {
+  app.get(
+    '/signal/v1/portfolio/signed-export',
+    { config: readers, schema: { summary: 'The signed portfolio snapshot of this tenant', response: { 200: SignedPortfolioSnapshot, ...authenticatedErrors(422) } } },
+    async (request, reply) => {
     const { tenantId } = principalOf(request);
     reply.header('cache-control', 'private, no-store');
     return portfolioSnapshot(app.database, app.gatewayKeys.active, tenantId);

@@ -1,5 +1,6 @@
-// Intents: the list with its filters, one intent with its timeline, rule, evidence outcome and ledger rows, and
-// in a sandbox tenant the two calls that walk an intent from bootstrap to released (sandbox guardrails).
+// Intents: the list with its filters, one intent with its timeline, rule, stored evidence with the trace of its
+// evaluation in words, ledger rows and receipt, and in a sandbox tenant the two calls that walk an intent from
+// bootstrap to released (sandbox guardrails).
 import type { FastifyInstance } from 'fastify';
 import { ledgerEventsPageMax } from '../../../limits.ts';
 import { queryString, type ApiError } from '../api.ts';
@@ -42,7 +43,18 @@ interface LedgerLineView {
 interface TraceStep {
   kind: string;
   detail: string;
-  data?: { passed?: boolean };
+  data?: { passed?: boolean; expected?: unknown; observed?: unknown; observed_truncated?: boolean };
+}
+
+/** One stored evidence submission (`GET /harbor/intents/{id}/evidence`). */
+interface EvidenceSubmissionView {
+  submission_id: string;
+  submitted_at: string;
+  recorded_at: string;
+  payee_signed: boolean;
+  evidence: { payload: unknown; artifacts: string[] };
+  outcome: 'pass' | 'fail';
+  predicate_evaluation: { passed: boolean; trace: TraceStep[] };
 }
 
 const states = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'];
@@ -123,9 +135,52 @@ export function ruleInWords(node: unknown): Html {
   return html`<li>${words[clause.op ?? ''] ?? clause.op ?? ''}${children?.length ? html`<ul>${children.map((child) => ruleInWords(child))}</ul>` : ''}</li>`;
 }
 
+/** A value of a trace step as short text; a value the evaluator summarized (too large to copy) says so. */
+function traceValue(value: unknown, truncated = false): string {
+  if (truncated && typeof value === 'object' && value !== null) {
+    const summary = value as { type?: string; length?: number };
+    return `a ${summary.type ?? 'value'}${summary.length === undefined ? '' : ` of length ${summary.length}`} (too large to show)`;
+  }
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 120 ? `${text.slice(0, 117)}…` : text;
+}
+
+/** The evaluation trace in words: one line per evaluated clause, in evaluation order, each with the evaluator's own
+ * sentence (`detail`); a failed clause also says what it expected and what the evidence held. */
 export function traceInWords(trace: readonly TraceStep[] | undefined): Html {
   if (!trace?.length) return html``;
-  return html`<ol class="trace" data-testid="trace">${trace.map((step) => html`<li class="${step.data?.passed === false ? 'failed' : 'passed'}">${step.data?.passed === false ? '✗' : '✓'} ${step.detail}</li>`)}</ol>`;
+  return html`<ol class="trace" data-testid="trace">${trace.map((step) => {
+    const failed = step.data?.passed === false;
+    const data = step.data ?? {};
+    const facts = failed && ('expected' in data || 'observed' in data)
+      ? html`<span class="meta">${'expected' in data ? `expected ${traceValue(data.expected)}` : ''}${'expected' in data && 'observed' in data ? ', ' : ''}${'observed' in data ? `found ${traceValue(data.observed, data.observed_truncated === true)}` : ''}</span>`
+      : '';
+    return html`<li class="${failed ? 'failed' : 'passed'}"><span aria-hidden="true">${failed ? '✗' : '✓'}</span> <span class="visually-hidden">${failed ? 'Failed:' : 'Passed:'}</span> ${step.detail} ${facts}</li>`;
+  })}</ol>`;
+}
+
+/** The intent's evidence as the API stored it, each submission with its outcome and the trace of its evaluation. */
+async function evidenceSection(context: ConsoleContext, intent: IntentView): Promise<Html> {
+  if (!context.may('GET /harbor/intents/:intent_id/evidence')) return html``;
+  const answer = await context.api<{ data: EvidenceSubmissionView[] }>({ method: 'GET', url: `/harbor/intents/${encodeURIComponent(intent.intent_id)}/evidence` });
+  const submissions = answer.body.data ?? [];
+  const body = answer.error
+    ? errorBox(answer.error, context.request.id)
+    : submissions.length === 0
+      ? html`<p class="empty" data-testid="no-evidence">No evidence submitted yet.</p>`
+      : submissions.map(
+          (submission) => html`<article class="card evidence" data-testid="evidence" data-outcome="${submission.outcome}">
+<h3>Evidence of ${when(submission.recorded_at)}: <span class="badge outcome-${submission.outcome}">${submission.outcome === 'pass' ? 'the rule passed' : 'the rule failed'}</span></h3>
+<dl class="facts"><dt>Submission</dt><dd><code class="wrap">${submission.submission_id}</code></dd>
+<dt>Submitted at</dt><dd>${submission.submitted_at}</dd>
+<dt>Signed by the payee</dt><dd>${submission.payee_signed ? 'yes' : 'no (sandbox evidence is unsigned)'}</dd>
+<dt>Artifacts</dt><dd>${submission.evidence.artifacts.length === 0 ? 'none' : submission.evidence.artifacts.map((artifact) => html`<code class="wrap">${artifact}</code> `)}</dd></dl>
+<details open><summary>Payload</summary><pre data-testid="evidence-payload">${JSON.stringify(submission.evidence.payload, null, 2)}</pre></details>
+<h4>How the rule decided</h4>
+${traceInWords(submission.predicate_evaluation.trace)}
+</article>`,
+        );
+  return html`<section aria-labelledby="evidence-heading"><h2 id="evidence-heading">Evidence</h2>${body}</section>`;
 }
 
 async function intentLedgerRows(context: ConsoleContext, intentId: string): Promise<LedgerLineView[] | undefined> {
@@ -144,7 +199,7 @@ async function intentLedgerRows(context: ConsoleContext, intentId: string): Prom
 
 interface EvidenceOutcome {
   error?: ApiError;
-  trace?: TraceStep[];
+  /** Whether the evidence just submitted from this page passed the rule (its trace is in the evidence section). */
   passed?: boolean;
   verdict?: { valid: boolean; code?: string; message?: string; message_digest_sha256_hex?: string };
 }
@@ -186,6 +241,7 @@ async function detailPage(context: ConsoleContext, intentId: string, outcome: Ev
   ];
   const ledger = await intentLedgerRows(context, intent.intent_id);
   const receipt = await receiptSection(context, intent, outcome.verdict);
+  const evidence = await evidenceSection(context, intent);
   const canSubmit = context.viewer.environment === 'sandbox' && intent.state === 'funded' && context.may('POST /v1/sandbox/guardrails/:intent_id/evidence');
   const evidenceForm = canSubmit
     ? html`<section class="card" aria-labelledby="evidence-heading"><h2 id="evidence-heading">Submit sandbox evidence</h2>
@@ -194,9 +250,9 @@ ${field({ name: 'status', label: 'Status reported by the tool', value: 'complete
 ${field({ name: 'cost_cents', label: 'Cost in cents', type: 'number', value: String(Math.min(intent.amount_cents, 90)), attributes: html` min="0"` })}
 </div><button type="submit">Submit evidence</button>`)}</section>`
     : '';
-  const outcomeBox = outcome.trace
-    ? html`<section class="card" aria-labelledby="outcome-heading"><h2 id="outcome-heading">Evaluation: ${outcome.passed ? 'passed' : 'failed'}</h2>${traceInWords(outcome.trace)}</section>`
-    : '';
+  const outcomeBox = outcome.passed === undefined
+    ? ''
+    : notice(html`Evidence submitted: the release rule ${outcome.passed ? 'passed' : 'failed'}. The trace is under <a href="#evidence-heading">Evidence</a>.`);
   return page(
     context,
     `Intent ${intent.intent_id}`,
@@ -214,6 +270,7 @@ ${field({ name: 'cost_cents', label: 'Cost in cents', type: 'number', value: Str
 <section aria-labelledby="timeline-heading"><h2 id="timeline-heading">Timeline</h2>
 <ol class="timeline" data-testid="timeline">${timeline.map(([label, at]) => html`<li class="${at ? 'done' : 'pending'}"><span>${label}</span> <time>${at ? when(at) : '—'}</time></li>`)}</ol></section>
 ${evidenceForm}
+${evidence}
 ${receipt}
 <section aria-labelledby="rule-heading"><h2 id="rule-heading">Release rule</h2>
 ${intent.policy_binding ? html`<p>Bound to policy <code>${intent.policy_binding.template_id}</code> version ${intent.policy_binding.version_seq}.</p>` : ''}
@@ -260,7 +317,7 @@ export async function intentPages(app: FastifyInstance): Promise<void> {
       body: { payload, operation: intent.allowed_tools[0], ...(costText === '' ? {} : { requested_spend_cents: Number(costText) }) },
     });
     if (answer.error) return { status: answer.status, html: await detailPage(context, intent.intent_id, { error: answer.error }) };
-    return detailPage(context, intent.intent_id, { trace: answer.body.predicate_evaluation?.trace, passed: answer.body.predicate_evaluation?.passed });
+    return detailPage(context, intent.intent_id, { passed: answer.body.predicate_evaluation?.passed });
   });
 }
 

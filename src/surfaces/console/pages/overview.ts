@@ -1,6 +1,7 @@
 // The overview and the usage page. Both are read from the intents API, page by page up to a bound: intents by
-// state, volume today and over 7 days, funding by rail, engine mutations and volume per day and per rail (an
-// inline SVG chart). There is no usage route yet; the figures are counted here from the intents' own timestamps.
+// state, volume today and over 7 days, funding by rail, recent failures (with the funding-attempts and evidence
+// reads), engine mutations and volume per day and per rail (an inline SVG chart). There is no usage route yet; the
+// figures are counted here from the intents' own timestamps.
 import type { FastifyInstance } from 'fastify';
 import type { ApiAnswer } from '../api.ts';
 import type { ConsoleContext } from '../context.ts';
@@ -11,6 +12,8 @@ import type { IntentView } from './intents.ts';
 
 /** The overview reads at most this many intents (pages of 200), newest first; the page says when it stopped. */
 const intentsReadMax = 2000;
+/** Rows of the overview's recent failures. */
+const recentFailuresMax = 10;
 const dayMs = 86_400_000;
 const chartDays = 14;
 
@@ -62,7 +65,7 @@ async function overview(context: ConsoleContext): Promise<Html> {
     const refunded = ofRail.filter((intent) => intent.state === 'refunded').length;
     return html`<tr><td>${rail}</td><td class="number">${ofRail.length}</td><td class="number">${funded}</td><td class="number">${ofRail.length - funded}</td><td class="number">${released}</td><td class="number">${refunded}</td></tr>`;
   });
-  const failures = sample.intents.filter((intent) => intent.predicate_passed === false).slice(0, 10);
+  const failures = await recentFailures(context, sample.intents);
   return page(
     context,
     'Overview',
@@ -74,10 +77,89 @@ ${['open', 'funded', 'evidence_recorded', 'released', 'refunded'].map((state) =>
 </div>
 <section aria-labelledby="rails-heading"><h2 id="rails-heading">Funding by rail</h2>
 ${table('Intents and funding outcomes per rail', ['Rail', 'Intents', 'Funded', 'Not funded', 'Released', 'Refunded'], railRows, 'No intents yet.')}</section>
-<section aria-labelledby="failures-heading"><h2 id="failures-heading">Recent failed releases</h2>
-${table('Intents whose release rule failed, newest first', ['Intent', 'Amount', 'Evidence recorded'], failures.map((intent) => html`<tr><td><a href="/console/intents/${intent.intent_id}"><code>${intent.intent_id}</code></a></td><td class="number">${money(intent.amount_cents, intent.currency)}</td><td>${when(intent.evidence_recorded_at)}</td></tr>`), 'No failed releases.')}
+<section aria-labelledby="failures-heading"><h2 id="failures-heading">Recent failures</h2>
+${table(
+  `Recent failures, newest first (at most ${recentFailuresMax})`,
+  ['When', 'What', 'Intent', 'Reason'],
+  failures.map((failure) => html`<tr data-testid="failure" data-kind="${failure.kind}"><td>${when(failure.at)}</td><td>${failure.what}</td><td><a href="/console/intents/${failure.intentId}"><code class="wrap">${failure.intentId}</code></a></td><td>${failure.reason}</td></tr>`),
+  'No failures: no declined payments, failed evidence or expired intents.',
+)}
 <p class="hint">Failed API requests are in the server log under their request id; the console has no log reader.</p></section>`,
   );
+}
+
+interface Failure {
+  readonly kind: 'payment_declined' | 'evidence_failed' | 'deadline_passed';
+  readonly at: string;
+  readonly intentId: string;
+  readonly what: string;
+  readonly reason: string;
+}
+
+interface FundingAttemptView {
+  intent_id: string;
+  settlement_rail: string;
+  updated_at: string;
+}
+
+interface EvidenceView {
+  predicate_evaluation?: { trace?: Array<{ kind: string; detail: string; data?: { passed?: boolean } }> };
+}
+
+/**
+ * The tenant's recent failures an operator acts on, newest first: payments a rail declined (the funding-attempts
+ * read), evidence that failed the release rule (with the failing clauses from the stored trace; the intent refunded
+ * or about to be), and intents refunded because their deadline passed. An intent refunded with no evidence was
+ * refunded for its deadline: the engine refunds for no other reason without evidence (docs/engine.md).
+ */
+async function recentFailures(context: ConsoleContext, intents: readonly IntentView[]): Promise<Failure[]> {
+  const failures: Failure[] = [];
+  if (context.may('GET /harbor/funding-attempts')) {
+    const answer = await context.api<{ data: FundingAttemptView[] }>({ method: 'GET', url: `/harbor/funding-attempts?status=declined&limit=${recentFailuresMax}` });
+    for (const attempt of answer.body.data ?? []) {
+      failures.push({
+        kind: 'payment_declined',
+        at: attempt.updated_at,
+        intentId: attempt.intent_id,
+        what: 'Payment declined',
+        reason: `The ${attempt.settlement_rail} rail declined the payment; nothing moved.`,
+      });
+    }
+  }
+  for (const intent of intents) {
+    if (intent.predicate_passed === false && intent.evidence_recorded_at !== null) {
+      const refunded = intent.state === 'refunded' && intent.settled_at !== null;
+      failures.push({
+        kind: 'evidence_failed',
+        at: refunded ? intent.settled_at! : intent.evidence_recorded_at,
+        intentId: intent.intent_id,
+        what: refunded ? 'Refunded: evidence failed the release rule' : 'Evidence failed the release rule',
+        reason: 'The evidence did not satisfy the release rule.',
+      });
+    } else if (intent.state === 'refunded' && intent.evidence_recorded_at === null && intent.settled_at !== null) {
+      failures.push({
+        kind: 'deadline_passed',
+        at: intent.settled_at,
+        intentId: intent.intent_id,
+        what: 'Refunded: deadline passed',
+        reason: `No evidence arrived before the deadline (${when(intent.deadline)}); the amount went back to the principal.`,
+      });
+    }
+  }
+  failures.sort((left, right) => Date.parse(right.at) - Date.parse(left.at));
+  const recent = failures.slice(0, recentFailuresMax);
+  // The failing clauses in the evaluator's own words, for the few evidence failures shown.
+  return Promise.all(recent.map((failure) => (failure.kind === 'evidence_failed' ? withFailedClauses(context, failure) : failure)));
+}
+
+/** Clauses that only combine others: their failure is said by the clauses under them. */
+const combinators = new Set(['and', 'or', 'not']);
+
+async function withFailedClauses(context: ConsoleContext, failure: Failure): Promise<Failure> {
+  if (!context.may('GET /harbor/intents/:intent_id/evidence')) return failure;
+  const answer = await context.api<{ data: EvidenceView[] }>({ method: 'GET', url: `/harbor/intents/${encodeURIComponent(failure.intentId)}/evidence?limit=1` });
+  const failed = (answer.body.data?.[0]?.predicate_evaluation?.trace ?? []).filter((step) => step.data?.passed === false && !combinators.has(step.kind));
+  return failed.length === 0 ? failure : { ...failure, reason: failed.map((step) => step.detail).join('; ') };
 }
 
 interface DayFigures {

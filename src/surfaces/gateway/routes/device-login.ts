@@ -3,12 +3,23 @@
 // route answers the RFC's OAuth error shape, `{error, error_description}` with 400, so that any RFC 8628 client
 // understands it; it also carries our catalogue `code` and the `request_id` (docs/decisions.md, "Device login").
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { authenticatedBodyErrors, authenticatedErrors, ErrorEnvelope, publicBodyErrors } from '../../../contracts/common.ts';
+import {
+  DeviceCode,
+  DeviceCodeBody,
+  DeviceDecisionBody,
+  DeviceLogin,
+  DeviceToken,
+  DeviceTokenRefusal,
+  UserCodeParams,
+} from '../../../contracts/device-login.ts';
 import { publicBaseUrlOf } from '../../../config.ts';
-import { roles, type Role } from '../../../credentials/roles.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { ErrorCode } from '../../../errors/catalogue.ts';
 import {
-  deviceClientNameLengthMax,
+  deviceCodeInputLengthMax,
   deviceUserCodeLookupsPerAddressPerWindowMax,
   deviceUserCodeLookupsPerWindowMax,
   deviceUserCodeLookupWindowSeconds,
@@ -29,42 +40,8 @@ import {
 /** The console page where a person types the user code (served by the console surface). */
 export const deviceVerificationPath = '/console/device';
 
-/** Longest text read as a device code or user code at all; ours are 101 and 9 characters. */
-const deviceCodeLengthMax = 256;
-const userCodeInputLengthMax = 32;
-
-const codeBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    // What the device calls itself, shown to the approver: printable, no control characters.
-    client_name: { type: 'string', minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^[^\\u0000-\\u001f\\u007f]+$' },
-    // RFC 8628 clients send their client_id; there is no client registry, so it is accepted and not used.
-    client_id: { type: 'string', minLength: 1, maxLength: deviceClientNameLengthMax },
-  },
-} as const;
-
-const userCodeParams = {
-  type: 'object',
-  required: ['user_code'],
-  properties: { user_code: { type: 'string', minLength: 1, maxLength: userCodeInputLengthMax } },
-} as const;
-
-const decideBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['user_code', 'decision'],
-  properties: {
-    user_code: { type: 'string', minLength: 1, maxLength: userCodeInputLengthMax },
-    decision: { type: 'string', enum: ['approve', 'deny'] },
-    // What an approval grants: the approver's session (default), or in a sandbox tenant an API key of key_role.
-    grant: { type: 'string', enum: ['session', 'api_key'] },
-    key_role: { type: 'string', enum: roles },
-  },
-} as const;
-
 /** Our code → the RFC 8628 / RFC 6749 error name of the token route. */
-const oauthErrorNames: Partial<Record<ErrorCode, string>> = {
+const oauthErrorNames: Partial<Record<ErrorCode, DeviceTokenRefusal['error']>> = {
   'device_login.request_invalid': 'invalid_request',
   'device_login.grant_type_unsupported': 'unsupported_grant_type',
   'device_login.device_code_invalid': 'invalid_grant',
@@ -74,7 +51,7 @@ const oauthErrorNames: Partial<Record<ErrorCode, string>> = {
   'device_login.expired_token': 'expired_token',
 };
 
-function presentLogin(view: DeviceLoginView) {
+function presentLogin(view: DeviceLoginView): DeviceLogin {
   return {
     object: 'device_login',
     user_code: formatUserCode(view.userCode),
@@ -94,7 +71,7 @@ function tokenParameters(body: unknown): string {
   const { grant_type: grantType, device_code: deviceCode } = body as Record<string, unknown>;
   if (typeof grantType !== 'string' || typeof deviceCode !== 'string' || deviceCode === '') throw new ServiceError('device_login.request_invalid');
   if (grantType !== deviceCodeGrantType) throw new ServiceError('device_login.grant_type_unsupported');
-  if (deviceCode.length > deviceCodeLengthMax) throw new ServiceError('device_login.device_code_invalid');
+  if (deviceCode.length > deviceCodeInputLengthMax) throw new ServiceError('device_login.device_code_invalid');
   return deviceCode;
 }
 
@@ -110,17 +87,18 @@ function parseForm(text: string): Record<string, string> | null {
 }
 
 export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const context = { database: app.database, gatewayKeys: app.gatewayKeys };
   // Encapsulated in this plugin: only the device routes take form bodies.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
     done(null, parseForm(body as string));
   });
 
-  app.post<{ Body: { client_name?: string; client_id?: string } | undefined }>(
+  routes.post(
     '/v1/public/auth/device/code',
     {
       config: { access: { public: true } },
-      schema: { body: codeBody },
+      schema: { summary: 'Start a device login (RFC 8628)', body: DeviceCodeBody, response: { 200: DeviceCode, ...publicBodyErrors() } },
       // Every field is optional, so no body at all is an empty request (RFC clients may send none).
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {};
@@ -141,37 +119,60 @@ export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post('/v1/public/auth/device/token', { config: { access: { public: true } } }, async (request, reply) => {
-    reply.header('cache-control', 'no-store');
-    try {
-      const grant = await pollDeviceToken(context, tokenParameters(request.body));
-      if (grant.kind === 'api_key') {
-        // An API key does not expire, so no expires_in (RFC 6749 makes it optional).
-        return { access_token: grant.apiKey, token_type: 'Bearer', credential_type: 'api_key', tenant_id: grant.tenantId, key_id: grant.keyId, roles: [grant.role] };
+  // The body (JSON or form) is read by tokenParameters, so that every refusal takes the RFC's shape: no body schema.
+  routes.post(
+    '/v1/public/auth/device/token',
+    {
+      config: { access: { public: true } },
+      schema: {
+        summary: 'Poll for the device login\'s token (RFC 8628; refusals in the OAuth error shape)',
+        response: {
+          200: DeviceToken,
+          ...publicBodyErrors(),
+          // The RFC's refusals, and the envelope of a body that is not JSON or a form at all.
+          400: Type.Union([DeviceTokenRefusal, ErrorEnvelope(400)]),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      try {
+        const grant = await pollDeviceToken(context, tokenParameters(request.body));
+        if (grant.kind === 'api_key') {
+          // An API key does not expire, so no expires_in (RFC 6749 makes it optional).
+          return {
+            access_token: grant.apiKey,
+            token_type: 'Bearer' as const,
+            credential_type: 'api_key' as const,
+            tenant_id: grant.tenantId,
+            key_id: grant.keyId,
+            roles: [grant.role],
+          };
+        }
+        const { session } = grant;
+        return {
+          access_token: session.accessToken,
+          token_type: 'Bearer' as const,
+          credential_type: 'session' as const,
+          expires_in: session.expiresInSeconds,
+          tenant_id: session.tenantId,
+          user_id: session.userId,
+          roles: [...session.roles],
+        };
+      } catch (error) {
+        const oauthError = error instanceof ServiceError ? oauthErrorNames[error.code] : undefined;
+        if (oauthError === undefined) throw error;
+        const slowDownInterval = (error as ServiceError).details?.interval;
+        return reply.code(400).send({
+          error: oauthError,
+          error_description: (error as ServiceError).message,
+          code: (error as ServiceError).code,
+          ...(typeof slowDownInterval === 'number' ? { interval: slowDownInterval } : {}),
+          request_id: request.id,
+        });
       }
-      const { session } = grant;
-      return {
-        access_token: session.accessToken,
-        token_type: 'Bearer',
-        credential_type: 'session',
-        expires_in: session.expiresInSeconds,
-        tenant_id: session.tenantId,
-        user_id: session.userId,
-        roles: session.roles,
-      };
-    } catch (error) {
-      const oauthError = error instanceof ServiceError ? oauthErrorNames[error.code] : undefined;
-      if (oauthError === undefined) throw error;
-      const slowDownInterval = (error as ServiceError).details?.interval;
-      return reply.code(400).send({
-        error: oauthError,
-        error_description: (error as ServiceError).message,
-        code: (error as ServiceError).code,
-        ...(slowDownInterval === undefined ? {} : { interval: slowDownInterval }),
-        request_id: request.id,
-      });
-    }
-  });
+    },
+  );
 
   const limitUserCodeLookups = userCodeLookupLimiter(app);
   const approverAccess = { access: { roles: anyRole } } as const;
@@ -180,9 +181,13 @@ export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
     approverOf(request);
   };
 
-  app.get<{ Params: { user_code: string } }>(
+  routes.get(
     '/v1/auth/device/:user_code',
-    { config: approverAccess, onRequest, schema: { params: userCodeParams } },
+    {
+      config: approverAccess,
+      onRequest,
+      schema: { summary: 'Read a device login by its user code (session only)', params: UserCodeParams, response: { 200: DeviceLogin, ...authenticatedErrors(404) } },
+    },
     async (request, reply) => {
       const approver = await limitUserCodeLookups(request, reply);
       reply.header('cache-control', 'no-store');
@@ -190,9 +195,17 @@ export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: { user_code: string; decision: 'approve' | 'deny'; grant?: 'session' | 'api_key'; key_role?: Role } }>(
+  routes.post(
     '/v1/auth/device/approve',
-    { config: approverAccess, onRequest, schema: { body: decideBody } },
+    {
+      config: approverAccess,
+      onRequest,
+      schema: {
+        summary: 'Approve or deny a device login (session only)',
+        body: DeviceDecisionBody,
+        response: { 200: DeviceLogin, ...authenticatedBodyErrors(404, 409) },
+      },
+    },
     async (request, reply) => {
       const approver = await limitUserCodeLookups(request, reply);
       reply.header('cache-control', 'no-store');

@@ -2,51 +2,35 @@
 // (by recognition-proof key_id) and operators. Recognition proofs, live-mode intents and operator receipts are
 // checked against these keys. Sandbox agent keys registered on first use are listed and revoked here like any other.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import {
-  keyRegistrationSources,
-  listRegisteredKeys,
-  registeredKeyKinds,
-  revokeRegisteredKey,
-  type KeyRegistrationSource,
-  type RegisteredKeyKind,
-} from '../../../db/registered-key-repository.ts';
+  RegisteredKey,
+  RegisteredKeyCreateBody,
+  RegisteredKeyListQuery,
+  RegisteredKeyPage,
+  RegisteredKeyParams,
+} from '../../../contracts/registry.ts';
+import { listRegisteredKeys, revokeRegisteredKey } from '../../../db/registered-key-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { pageSizeDefault, pageSizeMax, registeredKeySubjectLengthMax } from '../../../limits.ts';
 import { principalOf } from '../../../plugins/access.ts';
 import { presentRegisteredKey as present, registerKey } from '../../../services/key-registry-service.ts';
 
-const registeredKeyIdSchema = { type: 'string', pattern: '^rkey_[0-9a-f]{32}$' } as const;
-
-const registerBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'subject', 'public_key_ed25519_hex'],
-  properties: {
-    kind: { type: 'string', enum: registeredKeyKinds },
-    subject: { type: 'string', minLength: 1, maxLength: registeredKeySubjectLengthMax },
-    public_key_ed25519_hex: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-  },
-} as const;
-
-const listQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    kind: { type: 'string', enum: registeredKeyKinds },
-    subject: { type: 'string', minLength: 1, maxLength: registeredKeySubjectLengthMax },
-    registered_by: { type: 'string', enum: keyRegistrationSources },
-    limit: { type: 'integer', minimum: 1, maximum: pageSizeMax, default: pageSizeDefault },
-    cursor: registeredKeyIdSchema,
-  },
-} as const;
-
 export async function keyRegistryRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const writers = { access: { roles: ['admin', 'operator'] as const } };
   const readers = { access: { roles: ['admin', 'operator', 'auditor'] as const } };
 
-  app.post<{ Body: { kind: RegisteredKeyKind; subject: string; public_key_ed25519_hex: string } }>(
+  routes.post(
     '/v1/registry/keys',
-    { config: writers, schema: { body: registerBody } },
+    {
+      config: writers,
+      schema: {
+        summary: 'Register a public key',
+        body: RegisteredKeyCreateBody,
+        response: { 201: RegisteredKey, ...authenticatedBodyErrors(404, 409) },
+      },
+    },
     async (request, reply) => {
       const { tenantId } = principalOf(request);
       const { kind, subject, public_key_ed25519_hex: publicKeyHex } = request.body;
@@ -55,9 +39,12 @@ export async function keyRegistryRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<{ Querystring: { kind?: RegisteredKeyKind; subject?: string; registered_by?: KeyRegistrationSource; limit: number; cursor?: string } }>(
+  routes.get(
     '/v1/registry/keys',
-    { config: readers, schema: { querystring: listQuery } },
+    {
+      config: readers,
+      schema: { summary: 'List registered keys', querystring: RegisteredKeyListQuery, response: { 200: RegisteredKeyPage, ...authenticatedErrors() } },
+    },
     async (request) => {
       const { tenantId } = principalOf(request);
       const { kind, subject, registered_by: registeredBy, limit, cursor } = request.query;
@@ -69,13 +56,16 @@ export async function keyRegistryRoutes(app: FastifyInstance): Promise<void> {
         data: page.keys.map(present),
         has_more: page.hasMore,
         next_cursor: page.hasMore ? (page.keys.at(-1)?.registeredKeyId ?? null) : null,
-      };
+      } as const;
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  routes.delete(
     '/v1/registry/keys/:id',
-    { config: writers, schema: { params: { type: 'object', required: ['id'], properties: { id: registeredKeyIdSchema } } } },
+    {
+      config: writers,
+      schema: { summary: 'Revoke a registered key', params: RegisteredKeyParams, response: { 200: RegisteredKey, ...authenticatedErrors(404) } },
+    },
     async (request) => {
       const { tenantId } = principalOf(request);
       const key = await app.database.tenant(tenantId, (tx) => revokeRegisteredKey(tx, tenantId, request.params.id));

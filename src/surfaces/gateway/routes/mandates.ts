@@ -2,36 +2,24 @@
 // for the caller's tenant and answers `valid` with the reason when false; POST /protocol/v2/mandates imports one for
 // an intent and answers its authorization receipt.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors } from '../../../contracts/common.ts';
+import { MandateImportBody, MandateImported, MandateVerdict, MandateVerifyBody } from '../../../contracts/protocol.ts';
 import type { Role } from '../../../credentials/roles.ts';
-import { transportBindingFieldLengthMax } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
-import { importMandate, verifyMandate, type MandateImportRequest } from '../../../services/mandate-service.ts';
+import { importMandate, verifyMandate } from '../../../services/mandate-service.ts';
 
-const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-const optionalText = { type: 'string', maxLength: transportBindingFieldLengthMax } as const;
 const importers: readonly Role[] = ['admin', 'operator', 'agent'];
 
-const transportBinding = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    source_protocol: { type: 'string', enum: ['ap2', 'acp', 'ucp'] },
-    partner_platform: optionalText,
-    external_authorization_id: optionalText,
-    request_id: optionalText,
-  },
-} as const;
-
 export async function mandateRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: { signed_mandate: Record<string, unknown> } }>(
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  routes.post(
     '/protocol/v2/mandates/verify',
     {
       config: { access: { roles: anyRole, scope: 'mcp.a2a:read' } },
-      schema: {
-        body: { type: 'object', additionalProperties: false, required: ['signed_mandate'], properties: { signed_mandate: { type: 'object' } } },
-      },
+      schema: { summary: 'Verify a signed mandate for the caller\'s tenant', body: MandateVerifyBody, response: { 200: MandateVerdict, ...authenticatedBodyErrors() } },
     },
-    async (request) => {
+    async (request): Promise<MandateVerdict> => {
       const { tenantId, environment } = principalOf(request);
       const verdict = await app.database.tenant(tenantId, (tx) => verifyMandate(tx, request.body.signed_mandate, { tenantId, environment }, Date.now()));
       if (!verdict.valid) return { valid: false, code: verdict.code, message: verdict.message, ...(verdict.details ? { details: verdict.details } : {}) };
@@ -39,27 +27,22 @@ export async function mandateRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: MandateImportRequest }>(
+  // An artifact refusal of the mandate is 400, a proof refusal 401, a mandate that does not cover the intent 422,
+  // an unknown intent 404, a mandate imported before 409.
+  routes.post(
     '/protocol/v2/mandates',
     {
       config: { access: { roles: importers, scope: 'mcp.a2a:write' } },
       schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['signed_mandate', 'intent_id', 'recognition_proof'],
-          properties: {
-            signed_mandate: { type: 'object' },
-            intent_id: { type: 'string', pattern: uuidPattern },
-            transport_binding: transportBinding,
-            recognition_proof: { type: 'object' },
-          },
-        },
+        summary: 'Import a signed mandate for an intent',
+        body: MandateImportBody,
+        response: { 200: MandateImported, ...authenticatedBodyErrors(404, 409, 422) },
       },
     },
     async (request) => {
       const { tenantId, environment } = principalOf(request);
-      return app.database.tenant(tenantId, (tx) => importMandate(tx, app.gatewayKeys, { tenantId, environment }, request.body));
+      const imported = await app.database.tenant(tenantId, (tx) => importMandate(tx, app.gatewayKeys, { tenantId, environment }, request.body));
+      return imported as MandateImported;
     },
   );
 }

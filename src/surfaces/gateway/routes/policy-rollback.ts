@@ -2,36 +2,23 @@
 // intents are bound to, so it needs the expected current head, the target digest and confirm=true (else 428),
 // and fails with 409 if the head moved since the caller looked.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors } from '../../../contracts/common.ts';
+import { PolicyHeadMove, PolicyRollbackBody } from '../../../contracts/policy-rollback.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import { parseDigest, rollbackPolicy } from '../../../services/policy-service.ts';
 import { presentHeadMove } from '../../policy-presenters.ts';
 
-interface RollbackBody {
-  template_id: string;
-  expected_head_digest?: string;
-  target_digest?: string;
-  confirm?: boolean;
-}
-
 export async function policyRollbackRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: RollbackBody }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/v1/policy/rollback',
     {
       config: { access: { roles: adminOnly } },
       schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['template_id'],
-          // The three preconditions are optional here so that leaving one out is a 428, not a 400.
-          properties: {
-            template_id: { type: 'string', pattern: '^[a-z0-9_]{1,64}$' },
-            expected_head_digest: { type: 'string', pattern: '^(sha256:)?[0-9a-f]{64}$' },
-            target_digest: { type: 'string', pattern: '^(sha256:)?[0-9a-f]{64}$' },
-            confirm: { type: 'boolean' },
-          },
-        },
+        summary: 'Move a policy template\'s head back to an earlier version',
+        body: PolicyRollbackBody,
+        response: { 200: PolicyHeadMove, ...authenticatedBodyErrors(404, 409, 428) },
       },
     },
     async (request) => {

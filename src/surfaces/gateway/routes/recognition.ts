@@ -3,6 +3,9 @@
 // formed, so a caller can tell "this proof is bad" (valid: false, code) from "my call is bad" (4xx). In a sandbox
 // tenant an unregistered key is accepted as the engine accepts it, and registered only when the nonce is consumed.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors } from '../../../contracts/common.ts';
+import { RecognitionVerdict, RecognitionVerifyBody } from '../../../contracts/recognition.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { verifyRecognition } from '../../../services/recognition-service.ts';
@@ -13,59 +16,23 @@ import {
 } from '../../../signing/recognition.ts';
 import { formatRfc3339SecondsUtc } from '../../../signing/rfc3339.ts';
 
-interface VerifyBody {
-  /** The proof object, or the header value that carries it. */
-  proof: Record<string, unknown> | string;
-  expected_purpose: string;
-  expected_verifier?: { tenant_id?: string; verifier_id?: string };
-  expected_request: { method: string; path: string; body_digest_sha256_hex: string };
-  /** Record the nonce as used: a verifier that acts on the proof must consume it, so it works once. */
-  consume_nonce?: boolean;
-  idempotency_key?: string;
-}
-
 /** Errors that judge the proof rather than the call: answered as `valid: false` with the code. An unknown
  * schema_version is the artifact-wide code, as on every route that verifies a signed artifact. */
 const isProofVerdict = (error: ServiceError): boolean =>
   error.code.startsWith('recognition.') || error.code === 'artifact.schema_version_unsupported';
 
-const scopeToken = { type: 'string', pattern: '^[a-z0-9][a-z0-9._:/-]{0,127}$' } as const;
-
 export async function recognitionRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Body: VerifyBody }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/protocol/v2/recognition/verify',
     {
       config: { access: { roles: anyRole, scope: 'mcp.a2a:read' } },
       schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['proof', 'expected_purpose', 'expected_request'],
-          properties: {
-            proof: { anyOf: [{ type: 'object' }, { type: 'string' }] },
-            expected_purpose: scopeToken,
-            expected_verifier: {
-              type: 'object',
-              additionalProperties: false,
-              properties: { tenant_id: { type: 'string', minLength: 1 }, verifier_id: scopeToken },
-            },
-            expected_request: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['method', 'path', 'body_digest_sha256_hex'],
-              properties: {
-                method: { type: 'string', pattern: '^[A-Za-z]{1,16}$' },
-                path: { type: 'string', pattern: '^/', maxLength: 2048 },
-                body_digest_sha256_hex: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
-              },
-            },
-            consume_nonce: { type: 'boolean' },
-            idempotency_key: { type: 'string', minLength: 1, maxLength: 256 },
-          },
-        },
+        summary: 'Verify an agent recognition proof',
+        body: RecognitionVerifyBody,
+        response: { 200: RecognitionVerdict, ...authenticatedBodyErrors() },
       },
     },
-    async (request) => {
+    async (request): Promise<RecognitionVerdict> => {
       const { tenantId, environment } = principalOf(request);
       const body = request.body;
       // A tenant in the body is a hint: it must be the credential's own (spec, Authentication).

@@ -2,34 +2,25 @@
 // consumed (the cents count against the intent for good) or released (they are freed), with the call's action
 // receipt (docs/capabilities.md, docs/protocol.md#agent-receipts).
 import type { FastifyInstance } from 'fastify';
-import type { SpendOutcome } from '../../../db/spend-decision-repository.ts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors } from '../../../contracts/common.ts';
+import { SpendDecision, SpendDecisionCompleteBody, SpendDecisionParams } from '../../../contracts/spend-decisions.ts';
 import { principalOf } from '../../../plugins/access.ts';
-import { toolCallIdLengthMax } from '../../../limits.ts';
 import { completeSpendDecision } from '../../../services/capability-service.ts';
 import { spendRoles, spendScope } from './verify.ts';
 
-const decisionParams = {
-  type: 'object',
-  required: ['decision_id'],
-  properties: { decision_id: { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' } },
-} as const;
-
-const completeBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['outcome'],
-  properties: {
-    outcome: { type: 'string', enum: ['consumed', 'released'] },
-    // For the call's action receipt: the tool's own call id (default: the decision id) and name (default: the operation).
-    tool_call_id: { type: 'string', minLength: 1, maxLength: toolCallIdLengthMax },
-    tool_name: { type: 'string', pattern: '^[a-z0-9][a-z0-9._:/-]{0,127}$' },
-  },
-} as const;
-
 export async function spendDecisionRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { decision_id: string }; Body: { outcome: SpendOutcome; tool_call_id?: string; tool_name?: string } }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/v1/spend/decisions/:decision_id/complete',
-    { config: { access: { roles: spendRoles, scope: spendScope } }, schema: { params: decisionParams, body: completeBody } },
+    {
+      config: { access: { roles: spendRoles, scope: spendScope } },
+      schema: {
+        summary: 'Report a /verify reservation consumed or released',
+        params: SpendDecisionParams,
+        body: SpendDecisionCompleteBody,
+        response: { 200: SpendDecision, ...authenticatedBodyErrors(404, 409) },
+      },
+    },
     async (request) => {
       const { tenantId } = principalOf(request);
       const { outcome, tool_call_id: toolCallId, tool_name: toolName } = request.body;

@@ -1,38 +1,41 @@
 // A2A task contracts (docs/protocol.md#task-contracts): the tenant's intents as contracts, paged, and one by id
 // (another tenant's id is 404, as an unknown one).
 import type { FastifyInstance } from 'fastify';
-import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedErrors } from '../../../contracts/common.ts';
+import { TaskContract, TaskContractListQuery, TaskContractPage, TaskContractParams } from '../../../contracts/protocol.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { listTaskContracts, readTaskContract } from '../../../services/task-contract-service.ts';
 
 const access = { roles: anyRole, scope: 'mcp.a2a:read' } as const;
-const contractId = { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' } as const;
 
 export async function taskContractRoutes(app: FastifyInstance): Promise<void> {
-  app.get<{ Querystring: { limit: number; cursor?: string } }>(
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  routes.get(
     '/protocol/v2/a2a/task-contracts',
     {
       config: { access },
       schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { limit: { type: 'integer', minimum: 1, maximum: pageSizeMax, default: pageSizeDefault }, cursor: contractId },
-        },
+        summary: 'List the tenant\'s task contracts, newest first',
+        querystring: TaskContractListQuery,
+        response: { 200: TaskContractPage, ...authenticatedErrors(404) },
       },
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      return app.database.tenant(tenantId, (tx) => listTaskContracts(tx, tenantId, request.query));
+      return (await app.database.tenant(tenantId, (tx) => listTaskContracts(tx, tenantId, request.query))) as TaskContractPage;
     },
   );
 
-  app.get<{ Params: { contract_id: string } }>(
+  routes.get(
     '/protocol/v2/a2a/task-contracts/:contract_id',
-    { config: { access }, schema: { params: { type: 'object', required: ['contract_id'], properties: { contract_id: contractId } } } },
+    {
+      config: { access },
+      schema: { summary: 'Read a task contract', params: TaskContractParams, response: { 200: TaskContract, ...authenticatedErrors(404) } },
+    },
     async (request) => {
       const { tenantId } = principalOf(request);
-      return app.database.tenant(tenantId, (tx) => readTaskContract(tx, tenantId, request.params.contract_id));
+      return (await app.database.tenant(tenantId, (tx) => readTaskContract(tx, tenantId, request.params.contract_id))) as TaskContract;
     },
   );
 }

@@ -3,6 +3,9 @@
 // the service by its public base URL (SVC_PUBLIC_URL, else the address the request came to).
 import { A2A_PROTOCOL_VERSION, AgentCard } from '@a2a-js/sdk';
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { publicErrors } from '../../../contracts/common.ts';
+import { AgentCard as AgentCardDocument, AgentReceiptJsonSchema } from '../../../contracts/well-known.ts';
 import { publicBaseUrlOf } from '../../../config.ts';
 import { agentReceiptJsonSchema } from '../../../services/agent-receipt-schema.ts';
 
@@ -74,14 +77,26 @@ export function agentCardFor(baseUrl: string): AgentCard {
 const cacheControl = 'public, max-age=3600';
 
 export async function wellKnownRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/.well-known/agent-card.json', { config: { access: { public: true } } }, async (request, reply) => {
-    reply.header('cache-control', cacheControl);
-    return AgentCard.toJSON(agentCardFor(publicBaseUrlOf(app.publicBaseUrl, request)));
-  });
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const config = { access: { public: true } } as const;
 
-  app.get('/.well-known/agent-receipt-v1.json', { config: { access: { public: true } } }, async (request, reply) => {
-    reply.header('cache-control', cacheControl);
-    reply.type('application/schema+json');
-    return agentReceiptJsonSchema(publicBaseUrlOf(app.publicBaseUrl, request));
-  });
+  routes.get(
+    '/.well-known/agent-card.json',
+    { config, schema: { summary: 'The A2A agent card of this deployment', response: { 200: AgentCardDocument, ...publicErrors() } } },
+    async (request, reply) => {
+      reply.header('cache-control', cacheControl);
+      return AgentCard.toJSON(agentCardFor(publicBaseUrlOf(app.publicBaseUrl, request))) as AgentCardDocument;
+    },
+  );
+
+  // Served as application/schema+json; the contract is the document's JSON shape.
+  routes.get(
+    '/.well-known/agent-receipt-v1.json',
+    { config, schema: { summary: 'The JSON Schema of agent receipts', response: { 200: AgentReceiptJsonSchema, ...publicErrors() } } },
+    async (request, reply) => {
+      reply.header('cache-control', cacheControl);
+      reply.type('application/schema+json');
+      return agentReceiptJsonSchema(publicBaseUrlOf(app.publicBaseUrl, request));
+    },
+  );
 }

@@ -1,33 +1,29 @@
 // POST /harbor/intents/{id}/evidence: payee-signed evidence, evaluated against the intent's release rule.
 import type { FastifyInstance } from 'fastify';
-import { didLengthMax, evidenceArtifactsMax } from '../../../limits.ts';
-import { recordEvidence, type EvidenceBody } from '../../../engine/evidence.ts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
+import { EvidenceAnswer, EvidenceBody, IntentIdParams } from '../../../contracts/intents.ts';
+import { recordEvidence } from '../../../engine/evidence.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
-import { intentIdParams } from './intents.ts';
-
-const evidenceBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['payload', 'payee_did', 'payee_pubkey', 'payee_signature', 'submitted_at'],
-  properties: {
-    // Any JSON here; a payload that is not an object is an evidence-shape problem (422), not a malformed body.
-    payload: {},
-    artifacts: { type: 'array', maxItems: evidenceArtifactsMax, items: { type: 'string', pattern: '^[0-9a-f]{64}$' }, default: [] },
-    payee_did: { type: 'string', minLength: 1, maxLength: didLengthMax },
-    payee_pubkey: { type: 'string', maxLength: 128 },
-    payee_signature: { type: 'string', maxLength: 128 },
-    submitted_at: { type: 'string', minLength: 1, maxLength: 64 },
-  },
-} as const;
 
 export async function evidenceRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { intent_id: string }; Body: EvidenceBody }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/intents/:intent_id/evidence',
-    { config: { access: { roles: lifecycle.evidence.roles, scope: 'mcp.evidence:write' } }, schema: { params: intentIdParams, body: evidenceBody } },
+    {
+      config: { access: { roles: lifecycle.evidence.roles, scope: 'mcp.evidence:write' } },
+      schema: {
+        summary: 'Submit payee-signed evidence',
+        params: IntentIdParams,
+        body: EvidenceBody,
+        headers: IdempotencyHeaders,
+        response: { 200: EvidenceAnswer, ...authenticatedBodyErrors(404, 409, 422) },
+      },
+    },
     (request, reply) =>
-      engineMutation(app, request, reply, 'evidence', async (tx, principal) => {
-        const recorded = await recordEvidence(tx, principal.tenantId, request.params.intent_id, request.body);
+      engineMutation<EvidenceAnswer>(app, request, reply, 'evidence', async (tx, principal) => {
+        // The schema's default has filled in `artifacts`.
+        const recorded = await recordEvidence(tx, principal.tenantId, request.params.intent_id, { ...request.body, artifacts: request.body.artifacts ?? [] });
         return {
           status: 200,
           body: {

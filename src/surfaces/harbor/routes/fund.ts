@@ -1,25 +1,51 @@
 // POST /harbor/intents/{id}/fund: the 402 funding handshake (docs/rails.md). Answers 200 (funded, with the
 // capability token), 202 (pending: re-send the same request to poll) or 402 (a challenge to answer).
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
+import { FundAnswer, IntentIdParams, paymentChallengeHeaders, paymentReceiptHeaders } from '../../../contracts/intents.ts';
 import { fundIntent } from '../../../engine/fund.ts';
+import { ServiceError } from '../../../errors/service-error.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
-import { intentIdParams } from './intents.ts';
 
 export async function fundRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { intent_id: string } }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/intents/:intent_id/fund',
-    // The body is `{}` (or nothing): the rail credential travels in headers.
-    { config: { access: { roles: lifecycle.fund.roles, scope: 'mcp.settlement:write' } }, schema: { params: intentIdParams } },
+    {
+      config: { access: { roles: lifecycle.fund.roles, scope: 'mcp.settlement:write' } },
+      // The body is `{}` (or nothing): the rail credential travels in headers.
+      schema: {
+        summary: 'Fund an intent through its rail\'s 402 handshake',
+        params: IntentIdParams,
+        headers: Type.Object({
+          ...IdempotencyHeaders.properties,
+          'payment-signature': Type.Optional(Type.String({ description: 'x402: the payer\'s signed payment payload (base64 JSON).' })),
+          'x-svc-payment-authorization': Type.Optional(Type.String({ description: 'The rail credential, for clients that keep Authorization for the API key.' })),
+        }),
+        response: {
+          200: Type.Object(FundAnswer.properties, { description: 'Funded: the answer carries the capability token.', headers: paymentReceiptHeaders }),
+          202: Type.Object(FundAnswer.properties, { description: 'Pending at the rail: re-send the same request to poll.' }),
+          402: Type.Object(FundAnswer.properties, { description: 'A challenge to answer (or a refused credential, as application/problem+json).', headers: paymentChallengeHeaders }),
+          ...authenticatedErrors(404, 409, 422),
+        },
+      },
+    },
     async (request, reply) =>
-      engineMutation(app, request, reply, 'fund', (tx, principal) =>
+      engineMutation<FundAnswer>(app, request, reply, 'fund', (tx, principal) =>
         fundIntent(tx, {
           principal,
           intentId: request.params.intent_id,
           headers: request.headers,
           resourceUrl: `${request.protocol}://${request.host}${request.url.split('?')[0]}`,
           keyring: app.gatewayKeys,
+          railRuntime: app.railRuntime,
         }),
-      ),
+      ).catch((error: unknown) => {
+        // A rail that could not be reached: the client retries the same request after Retry-After.
+        if (error instanceof ServiceError && error.code === 'rail.unavailable') reply.header('retry-after', String(error.details?.['retry_after_seconds'] ?? 5));
+        throw error;
+      }),
   );
 }

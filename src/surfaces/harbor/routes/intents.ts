@@ -1,75 +1,82 @@
 // POST /harbor/intents (create from a principal-signed envelope), GET /harbor/intents/{id}, GET /harbor/intents, and
 // the reads the operator routes share (routes/operator-intents.ts).
 import type { FastifyInstance } from 'fastify';
-import { findIntent, intentStates, listIntents, type IntentState } from '../../../db/intent-repository.ts';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { refuseAttachedNonBodyError } from '../../body-checked-in-handler.ts';
+import { authenticatedBodyErrors, authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
+import { CreateIntentBody, Intent, IntentIdParams, IntentList, IntentListQuery, type IntentState } from '../../../contracts/intents.ts';
+import { findIntent, listIntents } from '../../../db/intent-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { pageSizeDefault, pageSizeMax } from '../../../limits.ts';
+import { pageSizeDefault } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { createIntent } from '../../../engine/create.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
-import { presentIntent } from '../present-intent.ts';
+import { presentIntent, presentRailActivity } from '../present-intent.ts';
+import { findSucceededAttemptStatement } from '../../../db/funding-attempt-repository.ts';
+import { findIntentInstructionsStatement } from '../../../db/rail-instruction-repository.ts';
 
-export const intentIdParams = {
-  type: 'object',
-  required: ['intent_id'],
-  properties: { intent_id: { type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' } },
-} as const;
-
+/** Until every route imports `IntentIdParams` from src/contracts/intents.ts. */
+export { IntentIdParams as intentIdParams } from '../../../contracts/intents.ts';
 
 /** Every role reads intents; a restricted key needs the discovery scope (the client's `discovery:read` tools). */
 export const intentReaders = { roles: anyRole, scope: 'mcp.discovery:read' } as const;
 
 export async function intentRoutes(app: FastifyInstance): Promise<void> {
-  app.post(
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  routes.post(
     '/intents',
-    // The body is checked inside, after the signing-version gate, so that a v4 envelope is "deprecated".
-    { config: { access: { roles: lifecycle.create.roles, scope: 'mcp.spend:write' } }, schema: { body: { type: 'object' } } },
-    (request, reply) =>
-      engineMutation(app, request, reply, 'create', async (tx, principal) => {
+    {
+      config: { access: { roles: lifecycle.create.roles, scope: 'mcp.spend:write' } },
+      // The engine checks the body itself, after the signing-version gate, so that a v4 envelope is "deprecated"
+      // rather than a schema refusal: the route's own validation is attached, not raised (createIntent re-checks).
+      attachValidation: true,
+      schema: {
+        summary: 'Create an intent from a principal-signed envelope',
+        body: CreateIntentBody,
+        headers: IdempotencyHeaders,
+        response: { 200: Intent, 201: Intent, ...authenticatedBodyErrors(404, 409, 422) },
+      },
+    },
+    (request, reply) => {
+      refuseAttachedNonBodyError(request);
+      return engineMutation<Intent>(app, request, reply, 'create', async (tx, principal) => {
         const intent = await createIntent(tx, principal, request.body);
         return { status: 201, body: presentIntent(intent) };
-      }),
+      });
+    },
   );
 
-  app.get<{ Params: { intent_id: string } }>(
+  routes.get(
     '/intents/:intent_id',
-    { config: { access: intentReaders }, schema: { params: intentIdParams } },
+    {
+      config: { access: intentReaders },
+      schema: { summary: 'Read an intent', params: IntentIdParams, response: { 200: Intent, ...authenticatedErrors(404) } },
+    },
     (request) => readIntent(app, principalOf(request).tenantId, request.params.intent_id),
   );
 
-  app.get<{ Querystring: { limit: number; state?: IntentState; cursor?: string } }>(
+  routes.get(
     '/intents',
     {
       config: { access: intentReaders },
-      schema: { querystring: intentListQuery({ state: { type: 'string', enum: intentStates } }) },
+      schema: { summary: 'List intents, newest first', querystring: IntentListQuery, response: { 200: IntentList, ...authenticatedErrors() } },
     },
     async (request) => {
       const { limit, state, cursor } = request.query;
       const page = await readIntentPage(app, principalOf(request).tenantId, { limit, state, cursor });
-      return { object: 'list', data: page.items, has_more: page.hasMore, next_cursor: page.nextCursor };
+      return { object: 'list', data: page.items, has_more: page.hasMore, next_cursor: page.nextCursor } as const;
     },
   );
 }
 
-/** The query of an intent list: a page size, a cursor, and the filters a route names. Anything else is refused. */
-export function intentListQuery(filters: Record<string, object>) {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      limit: { type: 'integer', minimum: 1, maximum: pageSizeMax, default: pageSizeDefault },
-      cursor: intentIdParams.properties.intent_id,
-      ...filters,
-    },
-  } as const;
-}
-
 /** One intent of the tenant as the API shows it; an intent of another tenant is no different from none (404). */
-export async function readIntent(app: FastifyInstance, tenantId: string, intentId: string) {
-  const intent = await app.database.tenant(tenantId, (tx) => findIntent(tx, tenantId, intentId.toLowerCase()));
+export async function readIntent(app: FastifyInstance, tenantId: string, intentId: string): Promise<Intent> {
+  const id = intentId.toLowerCase();
+  const [intent, funding, instructions] = await app.database.tenant(tenantId, (tx) =>
+    Promise.all([findIntent(tx, tenantId, id), tx.run(findSucceededAttemptStatement(tenantId, id)), tx.run(findIntentInstructionsStatement(tenantId, id))]));
   if (!intent) throw new ServiceError('intent.not_found');
-  return presentIntent(intent);
+  return { ...presentIntent(intent), ...presentRailActivity(funding, instructions) };
 }
 
 /**
@@ -80,11 +87,13 @@ export async function readIntent(app: FastifyInstance, tenantId: string, intentI
 export async function readIntentPage(
   app: FastifyInstance,
   tenantId: string,
-  query: { limit: number; state?: IntentState | undefined; payeeDid?: string | undefined; cursor?: string | undefined },
+  query: { limit?: number | undefined; state?: IntentState | undefined; payeeDid?: string | undefined; cursor?: string | undefined },
 ) {
+  // The query schema's default has filled it in for a route; other callers (the console) may leave it out.
+  const limit = query.limit ?? pageSizeDefault;
   const startingAfter = query.cursor?.toLowerCase();
   const page = await app.database.tenant(tenantId, async (tx) => {
-    const found = await listIntents(tx, tenantId, { limit: query.limit, state: query.state, payeeDid: query.payeeDid, startingAfter });
+    const found = await listIntents(tx, tenantId, { limit, state: query.state, payeeDid: query.payeeDid, startingAfter });
     // Only an empty page can come from an unknown cursor; the look-up costs a round trip on that page alone.
     const cursorKnown = found.intents.length > 0 || startingAfter === undefined || (await findIntent(tx, tenantId, startingAfter)) !== undefined;
     return { ...found, cursorKnown };

@@ -1,8 +1,11 @@
 // Ledger routes under /harbor/ledger/v1 (docs/ledger.md#routes): the signed tip checkpoint, the
 // signing authority, and the rows as a paged event stream. Read-only; every answer echoes the caller's tenant.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedErrors } from '../../../contracts/common.ts';
+import { LedgerAuthority, LedgerEvents, LedgerEventsQuery, LedgerTip } from '../../../contracts/ledger.ts';
 import { listLedgerRows, type LedgerRow } from '../../../db/ledger-repository.ts';
-import { ledgerEventsPageDefault, ledgerEventsPageMax } from '../../../limits.ts';
+import { ledgerEventsPageDefault } from '../../../limits.ts';
 import { principalOf } from '../../../plugins/access.ts';
 import { ledgerLine, readLedgerTip, signLedgerCheckpoint } from '../../../services/ledger-service.ts';
 
@@ -10,8 +13,9 @@ import { ledgerLine, readLedgerTip, signLedgerCheckpoint } from '../../../servic
 const readers = { access: { roles: ['admin', 'operator', 'auditor'] as const } };
 
 
-export async function ledgerRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/ledger/v1/tip', { config: readers }, async (request) => {
+export async function ledgerRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  app.get('/ledger/v1/tip', { config: readers, schema: { summary: 'The signed ledger tip', response: { 200: LedgerTip, ...authenticatedErrors() } } }, async (request) => {
     const { tenantId } = principalOf(request);
     const tip = await app.database.tenant(tenantId, (tx) => readLedgerTip(tx, tenantId));
     return {
@@ -23,13 +27,13 @@ export async function ledgerRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.get('/ledger/v1/authority', { config: readers }, async (request) => {
+  app.get('/ledger/v1/authority', { config: readers, schema: { summary: 'The ledger signing authority', response: { 200: LedgerAuthority, ...authenticatedErrors() } } }, async (request) => {
     const { tenantId } = principalOf(request);
     const active = app.gatewayKeys.active;
     return {
       tenant: tenantId,
       tenant_id: tenantId,
-      algorithm: 'ed25519',
+      algorithm: 'ed25519' as const,
       public_key_hex: active.publicKeyHex,
       kid: active.kid,
       // Checkpoints signed before a rotation verify against a key that is still published here.
@@ -37,24 +41,13 @@ export async function ledgerRoutes(app: FastifyInstance): Promise<void> {
     };
   });
 
-  app.get<{ Querystring: { after_seq: number; limit: number } }>(
+  app.get(
     '/ledger/v1/events',
-    {
-      config: readers,
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            after_seq: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
-            limit: { type: 'integer', minimum: 1, maximum: ledgerEventsPageMax, default: ledgerEventsPageDefault },
-          },
-        },
-      },
-    },
+    { config: readers, schema: { summary: 'Ledger rows after a sequence number', querystring: LedgerEventsQuery, response: { 200: LedgerEvents, ...authenticatedErrors() } } },
     async (request) => {
       const { tenantId } = principalOf(request);
-      const { after_seq: afterSeq, limit } = request.query;
+      // The query schema's defaults have filled both in.
+      const { after_seq: afterSeq = 0, limit = ledgerEventsPageDefault } = request.query;
       // One row past the page says whether another page follows.
       const rows = await app.database.tenant(tenantId, (tx) => listLedgerRows(tx, tenantId, afterSeq, limit + 1));
       const page = rows.slice(0, limit);

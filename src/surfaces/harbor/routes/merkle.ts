@@ -1,6 +1,10 @@
 // Transparency-log routes under /harbor/ledger/v1/merkle (docs/protocol.md#transparency-log): the latest signed tree
 // head, a leaf's inclusion proof, and the consistency proof between two tree sizes. Read-only, the caller's tenant.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { authenticatedErrors } from '../../../contracts/common.ts';
+import { ConsistencyProof, InclusionProof, SignedTreeHead as SignedTreeHeadView, proofParameter } from '../../../contracts/ledger.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { principalOf } from '../../../plugins/access.ts';
 import {
@@ -17,13 +21,8 @@ import type { Queryable } from '../../../infra/database.ts';
 const readers = { access: { roles: ['admin', 'operator', 'auditor'] as const } };
 
 /** Parameters arrive as text and are judged here, so each refusal has the log's own code. */
-const textParameters = (names: readonly string[]) => ({
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: Object.fromEntries(names.map((name) => [name, { type: 'string', maxLength: 20 }])),
-  },
-});
+const textParameters = <N extends string>(names: readonly N[]) =>
+  Type.Object(Object.fromEntries(names.map((name) => [name, proofParameter])) as Record<N, typeof proofParameter>, { additionalProperties: false });
 
 function integerParameter(text: string | undefined, name: string, minimum: number, required = false): number | undefined {
   if (text === undefined && !required) return undefined;
@@ -47,16 +46,20 @@ function assertWithinHead(size: number, head: SignedTreeHead, parameter: string)
   }
 }
 
-export async function merkleRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/ledger/v1/merkle/latest', { config: readers }, async (request) => {
+export async function merkleRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
+  app.get('/ledger/v1/merkle/latest', { config: readers, schema: { summary: 'The latest signed tree head', response: { 200: SignedTreeHeadView, ...authenticatedErrors(404) } } }, async (request) => {
     const { tenantId } = principalOf(request);
     // Answered as signed, nothing added: the body saved as a file is a tree head `svc receipt verify` takes.
     return app.database.tenant(tenantId, (tx) => requireLatestHead(tx, tenantId));
   });
 
-  app.get<{ Querystring: { leaf_index?: string; tree_size?: string } }>(
+  app.get(
     '/ledger/v1/merkle/proof',
-    { config: readers, schema: textParameters(['leaf_index', 'tree_size']) },
+    {
+      config: readers,
+      schema: { summary: 'A leaf\'s inclusion proof', querystring: textParameters(['leaf_index', 'tree_size']), response: { 200: InclusionProof, ...authenticatedErrors(404, 422) } },
+    },
     async (request) => {
       const { tenantId } = principalOf(request);
       const leafIndex = integerParameter(request.query.leaf_index, 'leaf_index', 0, true)!;
@@ -82,9 +85,12 @@ export async function merkleRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<{ Querystring: { first?: string; second?: string } }>(
+  app.get(
     '/ledger/v1/merkle/consistency',
-    { config: readers, schema: textParameters(['first', 'second']) },
+    {
+      config: readers,
+      schema: { summary: 'A consistency proof between two tree sizes', querystring: textParameters(['first', 'second']), response: { 200: ConsistencyProof, ...authenticatedErrors(404, 422) } },
+    },
     async (request) => {
       const { tenantId } = principalOf(request);
       const first = integerParameter(request.query.first, 'first', 1, true)!;

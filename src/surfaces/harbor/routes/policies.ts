@@ -3,42 +3,38 @@
 // versions, rolling one out, and reading the versions. Per the spec these POSTs do not honor idempotency keys; read
 // /versions before retrying a draft.
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
+import {
+  PolicyPreview, PolicyRolloutBody, PolicyTestBody, PolicyTestResult, PolicyVersion, PolicyVersions, PolicyVersionsQuery,
+  TemplateCatalog, TemplateChoiceBody,
+} from '../../../contracts/policies.ts';
+import { PolicyHeadMove } from '../../../contracts/policy-rollback.ts';
 import { compilePredicate, evaluate, materializeTemplate, templateCatalog, type CompiledPredicate } from '../../../predicate/index.ts';
 import { findPolicyHead, listPolicyVersions } from '../../../db/policy-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { pageSizeDefault, pageSizeMax, policyVersionSeqMax } from '../../../limits.ts';
+import { pageSizeDefault } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { draftPolicy, parseDigest, rolloutPolicy } from '../../../services/policy-service.ts';
 import { presentHeadMove, presentVersion } from '../../policy-presenters.ts';
 
-const templateIdSchema = { type: 'string', pattern: '^[a-z0-9_]{1,64}$' } as const;
-const digestSchema = { type: 'string', pattern: '^(sha256:)?[0-9a-f]{64}$' } as const;
-/** Parameters are checked by the template itself, which names the offending one. */
-const parametersSchema = { type: 'object' } as const;
-
-interface TestBody {
-  template_id?: string;
-  parameters?: Record<string, unknown>;
-  predicate_dsl?: unknown;
-  evidence: unknown;
-  evidence_schema?: Record<string, unknown>;
-  amount_cents?: number;
-}
-
-export async function policyRoutes(app: FastifyInstance): Promise<void> {
+export async function policyRoutes(instance: FastifyInstance): Promise<void> {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   // Side-effect-free reads: a restricted key needs the discovery scope (the client's explain-policy tool).
   const readers = { access: { roles: anyRole, scope: 'mcp.discovery:read' } };
   const writers = { access: { roles: ['admin', 'operator'] as const } };
 
-  app.get('/policy/v1/templates', { config: readers }, async () => ({ object: 'list', templates: templateCatalog() }));
+  app.get(
+    '/policy/v1/templates',
+    { config: readers, schema: { summary: 'The managed policy templates', response: { 200: TemplateCatalog, ...authenticatedErrors() } } },
+    async () => ({ object: 'list', templates: templateCatalog() }) as const,
+  );
 
-  app.post<{ Body: { template_id: string; parameters?: Record<string, unknown> } }>(
+  app.post(
     '/policy/v1/preview',
     {
       config: readers,
-      schema: {
-        body: { type: 'object', additionalProperties: false, required: ['template_id'], properties: { template_id: templateIdSchema, parameters: parametersSchema } },
-      },
+      schema: { summary: 'Preview the rule a template makes', body: TemplateChoiceBody, response: { 200: PolicyPreview, ...authenticatedBodyErrors() } },
     },
     async (request) => {
       const materialized = materializeTemplate(request.body.template_id, request.body.parameters ?? {});
@@ -51,25 +47,11 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: TestBody }>(
+  app.post(
     '/policy/v1/test',
     {
       config: readers,
-      schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['evidence'],
-          properties: {
-            template_id: templateIdSchema,
-            parameters: parametersSchema,
-            predicate_dsl: {},
-            evidence: {},
-            evidence_schema: { type: 'object' },
-            amount_cents: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-          },
-        },
-      },
+      schema: { summary: 'Dry-run a rule against evidence', body: PolicyTestBody, response: { 200: PolicyTestResult, ...authenticatedBodyErrors() } },
     },
     async (request) => {
       const body = request.body;
@@ -98,13 +80,11 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: { template_id: string; parameters?: Record<string, unknown> } }>(
+  app.post(
     '/policy/v1/drafts',
     {
       config: writers,
-      schema: {
-        body: { type: 'object', additionalProperties: false, required: ['template_id'], properties: { template_id: templateIdSchema, parameters: parametersSchema } },
-      },
+      schema: { summary: 'Draft an immutable policy version', body: TemplateChoiceBody, response: { 201: PolicyVersion, ...authenticatedBodyErrors() } },
     },
     async (request, reply) => {
       const { tenantId } = principalOf(request);
@@ -113,18 +93,11 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post<{ Body: { template_id: string; version_seq: number; expected_head_digest?: string } }>(
+  app.post(
     '/policy/v1/rollout',
     {
       config: writers,
-      schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['template_id', 'version_seq'],
-          properties: { template_id: templateIdSchema, version_seq: { type: 'integer', minimum: 1, maximum: policyVersionSeqMax }, expected_head_digest: digestSchema },
-        },
-      },
+      schema: { summary: 'Roll a version out as the template\'s head', body: PolicyRolloutBody, response: { 200: PolicyHeadMove, ...authenticatedBodyErrors(404, 409) } },
     },
     async (request) => {
       const principal = principalOf(request);
@@ -139,26 +112,15 @@ export async function policyRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get<{ Querystring: { template_id: string; limit: number; cursor?: number } }>(
+  app.get(
     '/policy/v1/versions',
     {
       config: readers,
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['template_id'],
-          properties: {
-            template_id: templateIdSchema,
-            limit: { type: 'integer', minimum: 1, maximum: pageSizeMax, default: pageSizeDefault },
-            cursor: { type: 'integer', minimum: 1, maximum: policyVersionSeqMax },
-          },
-        },
-      },
+      schema: { summary: 'A template\'s versions, newest first', querystring: PolicyVersionsQuery, response: { 200: PolicyVersions, ...authenticatedErrors() } },
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      const { template_id: templateId, limit, cursor } = request.query;
+      const { template_id: templateId, limit = pageSizeDefault, cursor } = request.query;
       const { head, page } = await app.database.tenant(tenantId, async (tx) => ({
         head: await findPolicyHead(tx, tenantId, templateId),
         page: await listPolicyVersions(tx, tenantId, templateId, { limit, beforeSeq: cursor }),

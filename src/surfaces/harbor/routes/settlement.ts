@@ -2,36 +2,42 @@
 // (docs/engine.md#settlement--post-harborintentsidsettlementconfirm: it does not choose between release and refund; the
 // rule both parties signed does).
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { refuseAttachedNonBodyError } from '../../body-checked-in-handler.ts';
+import { authenticatedBodyErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
+import { ConfirmBody, IntentIdParams, SettlementAnswer } from '../../../contracts/intents.ts';
 import { compileBodyValidator } from '../../../infra/validation.ts';
-import { confirmSettlement, type SettlementAction } from '../../../engine/settle.ts';
+import { confirmSettlement } from '../../../engine/settle.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
 import { presentIntent } from '../present-intent.ts';
-import { intentIdParams } from './intents.ts';
-
-interface ConfirmBody {
-  /** A guard: when given, confirm refuses (409) if the rule implies the other action. */
-  expected_action?: SettlementAction;
-}
 
 /** Exported for the MCP confirm tool, whose input schema is this body schema. */
-export const confirmBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { expected_action: { type: 'string', enum: ['release', 'refund'] } },
-} as const;
+export const confirmBody = ConfirmBody;
 
-const assertConfirmBody: (value: unknown) => asserts value is ConfirmBody = compileBodyValidator<ConfirmBody>(confirmBody);
+const assertConfirmBody: (value: unknown) => asserts value is ConfirmBody = compileBodyValidator<ConfirmBody>(ConfirmBody);
 
 export async function settlementRoutes(app: FastifyInstance): Promise<void> {
-  app.post<{ Params: { intent_id: string } }>(
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/intents/:intent_id/settlement/confirm',
-    // The body is optional (clients send `{}` or nothing), so it is checked in the handler.
-    { config: { access: { roles: lifecycle.confirm.roles, scope: 'mcp.settlement:write' } }, schema: { params: intentIdParams } },
+    {
+      config: { access: { roles: lifecycle.confirm.roles, scope: 'mcp.settlement:write' } },
+      // The body is optional (clients send `{}` or nothing), so it is checked in the handler, against the schema
+      // documented here; the route's own validation is attached rather than raised, as a missing body is fine.
+      attachValidation: true,
+      schema: {
+        summary: 'Confirm the settlement the release rule implies',
+        params: IntentIdParams,
+        body: ConfirmBody,
+        headers: IdempotencyHeaders,
+        response: { 200: SettlementAnswer, ...authenticatedBodyErrors(404, 409, 422) },
+      },
+    },
     async (request, reply) => {
+      refuseAttachedNonBodyError(request);
       const body = request.body ?? {};
       assertConfirmBody(body);
-      return engineMutation(app, request, reply, 'confirm', async (tx, principal) => {
+      return engineMutation<SettlementAnswer>(app, request, reply, 'confirm', async (tx, principal) => {
         const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id, app.engineEffects, body.expected_action);
         return {
           status: 200,

@@ -1,0 +1,237 @@
+// Contracts of the protocol v2 routes (docs/protocol.md): mandates, protocol receipts, agent receipts, task contracts
+// and the verify routes. Signed artifacts (receipts, mandates, tree heads) are described as open objects and never
+// reshaped: the serializer writes them key by key in the order they were signed, so their bytes stay the bytes that
+// were signed.
+import Type, { type Static } from 'typebox';
+import { pageSizeDefault, pageSizeMax, toolCallIdLengthMax, transportBindingFieldLengthMax } from '../limits.ts';
+import { Nullable, OpenObject, Timestamp, Uuid } from './common.ts';
+
+
+/** A signed `ed25519-sha256-json-v1` artifact as it was signed: every field kept, in its order (docs/signing.md). */
+export const SignedArtifact = OpenObject('A signed ed25519-sha256-json-v1 artifact, exactly as signed (docs/signing.md).');
+export type SignedArtifact = Static<typeof SignedArtifact>;
+/** What a caller sends to be verified: any JSON object; the verdict says what is wrong with it. */
+const AnyObject = OpenObject('Any JSON object.');
+const Limit = Type.Integer({ minimum: 1, maximum: pageSizeMax, default: pageSizeDefault });
+
+/** `valid: false` of every verify route: the artifact's code (not an HTTP error), its message and details. */
+export const ArtifactRefusal = Type.Object(
+  { valid: Type.Literal(false), code: Type.String(), message: Type.String(), details: Type.Optional(AnyObject) },
+  { additionalProperties: false },
+);
+export type ArtifactRefusal = Static<typeof ArtifactRefusal>;
+
+// ---- Mandates ----
+
+export const MandateVerifyBody = Type.Object({ signed_mandate: AnyObject }, { additionalProperties: false });
+export type MandateVerifyBody = Static<typeof MandateVerifyBody>;
+
+export const MandateVerdict = Type.Union([
+  Type.Object(
+    {
+      valid: Type.Literal(true),
+      kind: Type.Literal('svc.agent_mandate_v1'),
+      tenant_id: Type.String(),
+      mandate_digest_sha256_hex: Type.String(),
+      mandate: SignedArtifact,
+    },
+    { additionalProperties: false },
+  ),
+  ArtifactRefusal,
+]);
+export type MandateVerdict = Static<typeof MandateVerdict>;
+
+const BindingText = Type.Optional(Type.String({ maxLength: transportBindingFieldLengthMax }));
+export const TransportBinding = Type.Object(
+  {
+    source_protocol: Type.Optional(Type.Union([Type.Literal('ap2'), Type.Literal('acp'), Type.Literal('ucp')])),
+    partner_platform: BindingText,
+    external_authorization_id: BindingText,
+    request_id: BindingText,
+  },
+  { additionalProperties: false },
+);
+export type TransportBinding = Static<typeof TransportBinding>;
+
+export const MandateImportBody = Type.Object(
+  {
+    signed_mandate: AnyObject,
+    intent_id: Uuid,
+    transport_binding: Type.Optional(TransportBinding),
+    /** Bound to the body without this field, keys in the order sent (docs/protocol.md#mandates). */
+    recognition_proof: AnyObject,
+  },
+  { additionalProperties: false },
+);
+export type MandateImportBody = Static<typeof MandateImportBody>;
+
+export const MandateImported = Type.Object(
+  {
+    valid: Type.Literal(true),
+    intent_id: Uuid,
+    mandate_digest_sha256_hex: Type.String(),
+    /** The canonical body of the mandate, as verified. */
+    mandate: SignedArtifact,
+    authorization_receipt: SignedArtifact,
+    mandate_leaf_index: Type.Integer({ minimum: 0 }),
+    leaf_index: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type MandateImported = Static<typeof MandateImported>;
+
+// ---- Receipts ----
+
+/** Where a leaf stands in the tenant's log: the latest signed tree head and the leaf's audit path against it, both
+ * null until a head covers the leaf. */
+export const LogPosition = Type.Object(
+  {
+    leaf_index: Type.Integer({ minimum: 0 }),
+    tree_head: Nullable(SignedArtifact),
+    inclusion_proof: Nullable(Type.Array(Type.String({ pattern: '^[0-9a-f]{64}$' }))),
+  },
+  { additionalProperties: false },
+);
+export type LogPosition = Static<typeof LogPosition>;
+
+/** A stored receipt as the read routes answer it; `scope` for agent receipts, `inclusion_proof` on reads by id. */
+export const StoredReceipt = Type.Object(
+  {
+    kind: Type.String(),
+    receipt_id: Type.String(),
+    tenant_id: Type.String(),
+    scope: Type.Optional(Type.Union([Type.Literal('action'), Type.Literal('intent_terminal')])),
+    intent_id: Uuid,
+    receipt: SignedArtifact,
+    leaf_index: Nullable(Type.Integer({ minimum: 0 })),
+    inclusion_proof: Type.Optional(Nullable(LogPosition)),
+  },
+  { additionalProperties: false },
+);
+export type StoredReceipt = Static<typeof StoredReceipt>;
+
+export const ProtocolReceiptParams = Type.Object({ receipt_id: Type.String({ pattern: '^[a-z0-9][a-z0-9._:/-]{0,127}$' }) });
+export type ProtocolReceiptParams = Static<typeof ProtocolReceiptParams>;
+
+/** A verify body: `{receipt: {...}}`, or the receipt itself. */
+export const ReceiptVerifyBody = AnyObject;
+export type ReceiptVerifyBody = Static<typeof ReceiptVerifyBody>;
+
+export const ReceiptVerdict = Type.Union([
+  Type.Object(
+    {
+      valid: Type.Literal(true),
+      kind: Type.String(),
+      receipt_id: Type.String(),
+      tenant_id: Type.String(),
+      message_digest_sha256_hex: Type.String(),
+      /** The receipt as received. */
+      receipt: SignedArtifact,
+    },
+    { additionalProperties: false },
+  ),
+  ArtifactRefusal,
+]);
+export type ReceiptVerdict = Static<typeof ReceiptVerdict>;
+
+// ---- Agent receipts ----
+
+/** An agent receipt id: the 64-hex action receipt id, or a UUID. */
+const AgentReceiptId = Type.String({ pattern: '^([0-9a-fA-F]{64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$' });
+
+export const AgentReceiptParams = Type.Object({ receipt_id: AgentReceiptId });
+export type AgentReceiptParams = Static<typeof AgentReceiptParams>;
+
+export const AgentReceiptListQuery = Type.Object(
+  {
+    limit: Limit,
+    intent_id: Type.Optional(Uuid),
+    tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: toolCallIdLengthMax })),
+    cursor: Type.Optional(AgentReceiptId),
+  },
+  { additionalProperties: false },
+);
+export type AgentReceiptListQuery = Static<typeof AgentReceiptListQuery>;
+
+export const AgentReceiptPage = Type.Object(
+  {
+    object: Type.Literal('list'),
+    items: Type.Array(StoredReceipt),
+    limit: Type.Integer(),
+    has_more: Type.Boolean(),
+    next_cursor: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type AgentReceiptPage = Static<typeof AgentReceiptPage>;
+
+/** With both intent_id and tool_call_id, the list route answers that tool call's one action receipt. */
+export const AgentReceiptListAnswer = Type.Union([AgentReceiptPage, StoredReceipt]);
+export type AgentReceiptListAnswer = Static<typeof AgentReceiptListAnswer>;
+
+/** `trust_mode=gateway` is the only mode: receipts are signed by this deployment's gateway keys. */
+export const AgentReceiptVerifyQuery = Type.Object({ trust_mode: Type.Optional(Type.Literal('gateway')) }, { additionalProperties: false });
+export type AgentReceiptVerifyQuery = Static<typeof AgentReceiptVerifyQuery>;
+
+// ---- Task contracts ----
+
+export const TaskContractListQuery = Type.Object({ limit: Limit, cursor: Type.Optional(Uuid) }, { additionalProperties: false });
+export type TaskContractListQuery = Static<typeof TaskContractListQuery>;
+export const TaskContractParams = Type.Object({ contract_id: Uuid });
+export type TaskContractParams = Static<typeof TaskContractParams>;
+
+const PredicateRule = {
+  predicate_dsl: AnyObject,
+  predicate_digest_sha256_hex: Type.String(),
+};
+
+/** How the intent's money is released: its bound policy version, a completion preset, or an inline predicate. */
+export const TaskContractRule = Type.Union([
+  Type.Object(
+    {
+      kind: Type.Literal('policy'),
+      template_id: Type.String(),
+      version_seq: Nullable(Type.Integer()),
+      content_digest_sha256_hex: Nullable(Type.String()),
+      ...PredicateRule,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object({ kind: Type.Literal('preset'), completion_preset_id: Type.String(), ...PredicateRule }, { additionalProperties: false }),
+  Type.Object({ kind: Type.Literal('predicate'), ...PredicateRule }, { additionalProperties: false }),
+]);
+export type TaskContractRule = Static<typeof TaskContractRule>;
+
+export const TaskContract = Type.Object(
+  {
+    kind: Type.Literal('svc.a2a_task_contract_v1'),
+    contract_id: Uuid,
+    intent_id: Uuid,
+    tenant_id: Type.String(),
+    state: Type.String(),
+    rule: TaskContractRule,
+    evidence_schema: Nullable(AnyObject),
+    amount_cents: Type.Integer(),
+    currency: Type.String(),
+    deadline: Type.String(),
+    allowed_tools: Type.Array(Type.String()),
+    payee_did: Type.String(),
+    principal_did: Type.String(),
+    settlement_rail: Type.String(),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type TaskContract = Static<typeof TaskContract>;
+
+export const TaskContractPage = Type.Object(
+  {
+    object: Type.Literal('list'),
+    items: Type.Array(TaskContract),
+    limit: Type.Integer(),
+    has_more: Type.Boolean(),
+    next_cursor: Nullable(Uuid),
+  },
+  { additionalProperties: false },
+);
+export type TaskContractPage = Static<typeof TaskContractPage>;

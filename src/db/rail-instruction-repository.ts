@@ -1,0 +1,140 @@
+// Rail instructions (docs/rails.md#live-rails): the payout (release) or refund a live rail is to carry out once an
+// intent settles. Recorded in the settling transaction, beside its ledger posting; executed by the maintenance
+// sweeper outside any lock (src/services/maintenance.ts), which records each try's outcome here.
+import { randomUUID } from 'node:crypto';
+import type { Queryable, Statement } from '../infra/database.ts';
+import type { InstructionKind } from '../rails/types.ts';
+
+export type RailInstructionStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface RailInstruction {
+  readonly tenantId: string;
+  readonly instructionId: string;
+  readonly intentId: string;
+  readonly kind: InstructionKind;
+  readonly rail: string;
+  readonly status: RailInstructionStatus;
+  readonly amountCents: number;
+  readonly currency: string;
+  readonly fundingReference: string;
+  readonly fundingDetails: Record<string, unknown>;
+  readonly reference: string | null;
+  readonly detail: string | null;
+  readonly attempts: number;
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+interface InstructionRow {
+  tenant_id: string;
+  instruction_id: string;
+  intent_id: string;
+  kind: InstructionKind;
+  rail: string;
+  status: RailInstructionStatus;
+  amount_cents: string | number;
+  currency: string;
+  funding_reference: string;
+  funding_details: Record<string, unknown>;
+  reference: string | null;
+  detail: string | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns =
+  'tenant_id, instruction_id, intent_id, kind, rail, status, amount_cents, currency, funding_reference, funding_details, reference, detail, attempts, last_error, created_at, updated_at';
+
+const toInstruction = (row: InstructionRow): RailInstruction => ({
+  tenantId: row.tenant_id,
+  instructionId: row.instruction_id,
+  intentId: row.intent_id,
+  kind: row.kind,
+  rail: row.rail,
+  status: row.status,
+  amountCents: Number(row.amount_cents),
+  currency: row.currency,
+  fundingReference: row.funding_reference,
+  fundingDetails: row.funding_details,
+  reference: row.reference,
+  detail: row.detail,
+  attempts: row.attempts,
+  lastError: row.last_error,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** Queues, to travel with COMMIT, the instruction of a settling intent: when its funding ran on a live rail, a
+ * `kind` instruction for the intent's amount, with what the funding's rail reported. Nothing for a sandbox intent. */
+export function queueSettlementInstruction(tx: Queryable, tenantId: string, intentId: string, kind: InstructionKind, amountCents: number, currency: string): void {
+  tx.beforeCommit({
+    text: `INSERT INTO rail_instructions (tenant_id, instruction_id, intent_id, kind, rail, amount_cents, currency, funding_reference, funding_details)
+           SELECT tenant_id, $3, intent_id, $4, rail, $5, $6, reference, COALESCE(rail_details, '{}'::jsonb)
+           FROM funding_attempts
+           WHERE tenant_id = $1 AND intent_id = $2 AND status = 'succeeded' AND live AND reference IS NOT NULL`,
+    values: [tenantId, intentId, randomUUID(), kind, amountCents, currency],
+  });
+}
+
+/** The instructions of one intent, oldest first. */
+export function findIntentInstructionsStatement(tenantId: string, intentId: string): Statement<RailInstruction[]> {
+  return {
+    text: `SELECT ${columns} FROM rail_instructions WHERE tenant_id = $1 AND intent_id = $2 ORDER BY created_at, kind`,
+    values: [tenantId, intentId],
+    read: ({ rows }) => (rows as InstructionRow[]).map(toInstruction),
+  };
+}
+
+/** Pending instructions due for a try, across tenants (the sweeper, as the system role), oldest first. */
+export async function findDueInstructions(tx: Queryable, now: Date, limit: number): Promise<RailInstruction[]> {
+  const { rows } = await tx.query<InstructionRow>(
+    `SELECT ${columns} FROM rail_instructions WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map(toInstruction);
+}
+
+/** Records a try's outcome; only a pending instruction moves (a second sweeper's late write changes nothing). */
+export async function recordInstructionOutcome(
+  tx: Queryable,
+  tenantId: string,
+  instructionId: string,
+  outcome: { status: RailInstructionStatus; reference: string | null; detail: string | null; lastError: string | null; nextAttemptAt: Date },
+): Promise<void> {
+  await tx.query(
+    `UPDATE rail_instructions SET status = $3, reference = COALESCE($4, reference), detail = COALESCE($5, detail), last_error = $6,
+       attempts = attempts + 1, next_attempt_at = $7, updated_at = now()
+     WHERE tenant_id = $1 AND instruction_id = $2 AND status = 'pending'`,
+    [tenantId, instructionId, outcome.status, outcome.reference, outcome.detail, outcome.lastError, outcome.nextAttemptAt],
+  );
+}
+
+/** An instruction the operator carried out itself (x402: the transfer from the tenant's own wallet, which the service
+ * cannot make), recorded as succeeded with the operator's reference. A failed instruction may be recorded too (the
+ * operator finished by hand what the rail refused). Undefined when the intent has no such instruction; the
+ * instruction as it stands, unchanged, when it had already succeeded. */
+export async function recordInstructionDoneByOperator(
+  tx: Queryable,
+  tenantId: string,
+  intentId: string,
+  instructionId: string,
+  reference: string,
+): Promise<{ readonly changed: boolean; readonly instruction: RailInstruction } | undefined> {
+  const { rows } = await tx.query<InstructionRow & { changed: boolean }>(
+    `WITH done AS (
+       UPDATE rail_instructions SET status = 'succeeded', reference = $4, detail = NULL, last_error = NULL, updated_at = now()
+       WHERE tenant_id = $1 AND intent_id = $2 AND instruction_id = $3 AND status <> 'succeeded'
+       RETURNING ${columns}
+     )
+     SELECT ${columns}, true AS changed FROM done
+     UNION ALL
+     SELECT ${columns}, false AS changed FROM rail_instructions
+     WHERE tenant_id = $1 AND intent_id = $2 AND instruction_id = $3 AND NOT EXISTS (SELECT 1 FROM done)`,
+    [tenantId, intentId, instructionId, reference],
+  );
+  const row = rows[0];
+  return row ? { changed: row.changed, instruction: toInstruction(row) } : undefined;
+}

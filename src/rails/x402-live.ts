@@ -1,0 +1,306 @@
+// The x402 rail in live (docs/rails.md#x402-live): the same challenge and credential as the sandbox (./x402.ts), but
+// the credential is verified and settled by the tenant's facilitator, through @x402/core's own facilitator client
+// (`/verify`, `/settle`, `/supported`). The facilitator submits the payer's EIP-3009 authorization on chain: the
+// USDC moves from the payer to the tenant's `x402_address` (the escrow account), and this service records it.
+//
+// What the facilitator answers, and what we make of it:
+// - verify invalid (bad signature, wrong amount, …) → refused credential (402 problem); `insufficient_funds` →
+//   declined (402, fresh challenge). Nothing moved either way.
+// - verify or settle unreachable before anything could have moved, or a 5xx from verify → RailUnavailableError
+//   (503 `rail.unavailable`, the claim released).
+// - settle timed out or failed in a way that leaves the outcome open → settle asked again with the identical
+//   payload: a facilitator reconciles a repeated settle of one authorization (nonce) against the transaction it
+//   already broadcast (`settlement_pending` carries it), and the chain refuses a second use of the nonce, so
+//   asking again can never move the money twice. Still open → RailOutcomeUnknownError (the claim stays, resolved
+//   later by the retry or the sweeper through `resolve`).
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import type { PaymentPayloadV2, PaymentRequirementsV2 } from '@x402/core/schemas';
+import { FacilitatorTimeoutError, SettleError, VerifyError, type PaymentPayload, type PaymentRequirements } from '@x402/core/types';
+import {
+  checkX402Credential,
+  encodeStandardBase64Json,
+  issueX402Challenge,
+  readX402Credential,
+  x402ChallengeId,
+  x402Funding,
+  x402Networks,
+  x402Rejected,
+  x402ResponseHeaderName,
+  type StoredX402Challenge,
+} from './x402.ts';
+import {
+  RailOutcomeUnknownError,
+  RailUnavailableError,
+  type ClaimedAttempt,
+  type CredentialOutcome,
+  type FundingContext,
+  type InstructionOutcome,
+  type IssuedChallenge,
+  type LiveRailAdapter,
+  type LiveRailOptions,
+  type PresentedCredential,
+  type ProbeResult,
+  type RailInstructionRequest,
+} from './types.ts';
+
+/** The x402 reason a facilitator gives when the payer's balance does not cover the amount: a decline. */
+const insufficientFunds = 'insufficient_funds';
+/** A settle the facilitator broadcast but has not seen confirmed: pending, its transaction the reference. */
+const settlementPending = 'settlement_pending';
+
+/** What a settle (or a repeated settle) came to. */
+type SettleVerdict =
+  | { kind: 'settled'; transaction: string; payer: string | undefined; network: string; amount: string | undefined }
+  | { kind: 'pending'; transaction: string; payer: string | undefined; network: string }
+  | { kind: 'failed'; reason: string; payer: string | undefined; network: string }
+  | { kind: 'unreached'; reason: string }
+  | { kind: 'open'; reason: string };
+
+export class X402LiveAdapter implements LiveRailAdapter {
+  readonly rail = 'x402_usdc_base' as const;
+  readonly settlementRail: string;
+  readonly #client: HTTPFacilitatorClient;
+  readonly #endpoint: string | null;
+
+  constructor(options: LiveRailOptions) {
+    this.settlementRail = options.settlementRail;
+    this.#endpoint = options.config.x402_facilitator_url;
+    const apiKey = options.secrets.x402_facilitator_api_key;
+    this.#client = new HTTPFacilitatorClient({
+      url: options.config.x402_facilitator_url ?? 'http://127.0.0.1:9/unconfigured',
+      timeoutMs: options.callTimeoutMs,
+      // Bearer on every facilitator path, as hosted facilitators take their API keys.
+      ...(apiKey
+        ? {
+            createAuthHeaders: async () => {
+              const headers = { Authorization: `Bearer ${apiKey}` };
+              return { verify: headers, settle: headers, supported: headers };
+            },
+          }
+        : {}),
+    });
+  }
+
+  issueChallenge(context: FundingContext): IssuedChallenge {
+    return issueX402Challenge(this.settlementRail, context);
+  }
+
+  readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
+    return readX402Credential(headers);
+  }
+
+  async authorize(
+    context: FundingContext,
+    credential: Extract<PresentedCredential, { kind: 'credential' }>,
+    challenge: Record<string, unknown> | undefined,
+  ): Promise<CredentialOutcome> {
+    const payload = credential.data as PaymentPayloadV2;
+    const checked = checkX402Credential(this.settlementRail, context, payload, challenge as StoredX402Challenge | undefined);
+    if (!checked.ok) return checked.outcome;
+    const verified = await this.#verify(context, payload, checked.requirements);
+    if (verified) return verified;
+    return this.#settleResolving(context, payload, checked.requirements, credential.challengeId);
+  }
+
+  /** A pending settlement presented again: settle asked again with the same payload, which a facilitator answers
+   * from the transaction it broadcast. */
+  async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown>; credential?: unknown }): Promise<CredentialOutcome> {
+    const stored = pending.stored as unknown as StoredX402Challenge;
+    if (pending.credential === undefined) throw new RailOutcomeUnknownError(this.rail, 'the pending settlement cannot be asked about without its credential');
+    const payload = pending.credential as PaymentPayloadV2;
+    return this.#settleResolving(context, payload, stored.requirements, x402ChallengeId(stored.requirements));
+  }
+
+  async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
+    const payload = claimed.credential as PaymentPayloadV2 | undefined;
+    const stored = claimed.challenge as unknown as StoredX402Challenge;
+    if (!payload) throw new RailOutcomeUnknownError(this.rail, 'no credential was kept for this attempt');
+    const checked = checkX402Credential(this.settlementRail, context, payload, stored);
+    if (!checked.ok) return checked.outcome;
+    return this.#settleResolving(context, payload, checked.requirements, x402ChallengeId(stored.requirements));
+  }
+
+  async probe(): Promise<ProbeResult> {
+    if (!this.#endpoint) return { ok: false, field: 'x402_facilitator_url', reason: 'no facilitator URL is configured' };
+    const { network } = x402Networks.live;
+    try {
+      const supported = await this.#client.getSupported();
+      const listed = supported.kinds.some((kind) => kind.x402Version === 2 && kind.scheme === 'exact' && kind.network === network);
+      if (!listed) {
+        return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported does not list x402 v2 scheme exact on ${network}` };
+      }
+      return { ok: true };
+    } catch (error) {
+      const status = httpStatusOf(error);
+      if (status === 401 || status === 403) {
+        return { ok: false, field: 'x402_facilitator_api_key', reason: `the facilitator refused the API key (HTTP ${status})` };
+      }
+      return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported did not answer: ${describe(error)}` };
+    }
+  }
+
+  /**
+   * x402 moves the payer's USDC to the tenant's `x402_address` when it funds; from there, only the holder of that
+   * account's key can move it. This service holds no such key: a payout (to the payee) or refund (to the payer)
+   * is an instruction the operator's wallet executes. It stays pending, with the transfer to make in `detail`,
+   * until the operator records it done (docs/rails.md#x402-live).
+   */
+  async instruct(instruction: RailInstructionRequest): Promise<InstructionOutcome> {
+    const { network, asset } = x402Networks.live;
+    const units = (BigInt(instruction.amountCents) * 10_000n).toString();
+    const payer = typeof instruction.fundingDetails['payer'] === 'string' ? instruction.fundingDetails['payer'] : 'the payer of the funding transaction';
+    const to = instruction.kind === 'refund' ? payer : 'the payee';
+    return {
+      status: 'pending',
+      reference: null,
+      detail: `operator transfer: ${units} base units of USDC (${asset}) on ${network} from the x402_address to ${to} (funding transaction ${instruction.fundingReference})`,
+    };
+  }
+
+  /** A verify that refuses the credential answers the outcome; undefined when the credential verified. */
+  async #verify(context: FundingContext, payload: PaymentPayloadV2, requirements: PaymentRequirementsV2): Promise<CredentialOutcome | undefined> {
+    let verdict: { isValid: boolean; invalidReason?: string | undefined; invalidMessage?: string | undefined; payer?: string | undefined };
+    try {
+      verdict = await this.#client.verify(...wire(payload, requirements));
+    } catch (error) {
+      if (error instanceof VerifyError && error.statusCode < 500) {
+        verdict = { isValid: false, invalidReason: error.invalidReason, invalidMessage: error.invalidMessage, payer: error.payer };
+      } else {
+        // Verify moves nothing: whatever went wrong, nothing moved and asking again later is safe.
+        throw new RailUnavailableError(this.rail, `the facilitator's /verify failed: ${describe(error)}`);
+      }
+    }
+    if (verdict.isValid) return undefined;
+    const reason = verdict.invalidReason ?? 'invalid_payload';
+    if (reason === insufficientFunds) return this.#declined(context, reason, verdict.payer);
+    return x402Rejected(this.settlementRail, context, 'verification-failed', reason,
+      `the facilitator refused the payment: ${reason}${verdict.invalidMessage ? ` (${verdict.invalidMessage})` : ''}`);
+  }
+
+  /** Settles, asking once more when the first settle's outcome is open. */
+  async #settleResolving(context: FundingContext, payload: PaymentPayloadV2, requirements: PaymentRequirementsV2, challengeId: string): Promise<CredentialOutcome> {
+    let verdict = await this.#settle(payload, requirements);
+    if (verdict.kind === 'open') verdict = await this.#settle(payload, requirements);
+    switch (verdict.kind) {
+      case 'settled': {
+        const settled = { success: true, transaction: verdict.transaction, network: verdict.network, payer: verdict.payer, amount: verdict.amount ?? requirements.amount };
+        return {
+          status: 'succeeded',
+          reference: verdict.transaction,
+          headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
+          details: detailsOf(verdict),
+          funding: {
+            ...x402Funding(this.settlementRail, 'authorization_succeeded', context, challengeId),
+            ...(verdict.payer ? { source_address: verdict.payer } : {}),
+            payment_reference: verdict.transaction,
+            transaction: verdict.transaction,
+            accepted_cumulative_base_units: verdict.amount ?? requirements.amount,
+          },
+        };
+      }
+      case 'pending':
+        return {
+          status: 'pending',
+          reference: verdict.transaction,
+          details: detailsOf(verdict),
+          funding: {
+            ...x402Funding(this.settlementRail, 'authorization_pending', context, challengeId),
+            ...(verdict.payer ? { source_address: verdict.payer } : {}),
+            payment_reference: verdict.transaction,
+            pending_cumulative_base_units: requirements.amount,
+          },
+        };
+      case 'failed':
+        return this.#declined(context, verdict.reason, verdict.payer);
+      case 'unreached':
+        throw new RailUnavailableError(this.rail, verdict.reason);
+      case 'open':
+        throw new RailOutcomeUnknownError(this.rail, verdict.reason);
+    }
+  }
+
+  async #settle(payload: PaymentPayloadV2, requirements: PaymentRequirementsV2): Promise<SettleVerdict> {
+    try {
+      const answer = await this.#client.settle(...wire(payload, requirements));
+      return settleVerdict(answer, requirements.network);
+    } catch (error) {
+      if (error instanceof SettleError) {
+        // A settle the facilitator answered with a failure body: a definite answer below 500 and for a pending
+        // broadcast; a 5xx may have broadcast first, so its outcome is open.
+        const body = { success: false, errorReason: error.errorReason, payer: error.payer, transaction: error.transaction ?? '', network: error.network ?? requirements.network };
+        if (error.statusCode < 500 || (error.errorReason === settlementPending && error.transaction)) return settleVerdict(body, requirements.network);
+        return { kind: 'open', reason: `the facilitator's /settle failed (HTTP ${error.statusCode})` };
+      }
+      if (error instanceof FacilitatorTimeoutError) return { kind: 'open', reason: `the facilitator's /settle did not answer in time` };
+      if (connectionRefused(error)) return { kind: 'unreached', reason: `the facilitator could not be reached: ${describe(error)}` };
+      return { kind: 'open', reason: `the facilitator's /settle failed: ${describe(error)}` };
+    }
+  }
+
+  #declined(context: FundingContext, reason: string, payer: string | undefined): CredentialOutcome {
+    const { network } = x402Networks.live;
+    const settled = { success: false, errorReason: reason, transaction: '', network, ...(payer ? { payer } : {}) };
+    return {
+      status: 'declined',
+      reason,
+      headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
+      funding: { ...x402Funding(this.settlementRail, 'authorization_failed', context), ...(payer ? { source_address: payer } : {}), error_reason: reason },
+    };
+  }
+}
+
+/** Our schema-checked v2 payload and requirement, as the facilitator client's types spell them (the network a
+ * CAIP-2 `namespace:reference` string, which the schema checked). */
+function wire(payload: PaymentPayloadV2, requirements: PaymentRequirementsV2): [PaymentPayload, PaymentRequirements] {
+  return [payload as unknown as PaymentPayload, { ...requirements, extra: requirements.extra ?? {} } as PaymentRequirements];
+}
+
+function settleVerdict(
+  answer: { success: boolean; errorReason?: string | undefined; payer?: string | undefined; transaction: string; network: string; amount?: string | undefined },
+  network: string,
+): SettleVerdict {
+  if (answer.success && answer.transaction) {
+    return { kind: 'settled', transaction: answer.transaction, payer: answer.payer, network: answer.network || network, amount: answer.amount };
+  }
+  if (answer.errorReason === settlementPending && answer.transaction) {
+    return { kind: 'pending', transaction: answer.transaction, payer: answer.payer, network: answer.network || network };
+  }
+  if (answer.success) return { kind: 'open', reason: 'the facilitator reported success without a transaction' };
+  return { kind: 'failed', reason: answer.errorReason ?? 'settle_failed', payer: answer.payer, network: answer.network || network };
+}
+
+/** What the funding attempt keeps from the facilitator's answer (shown on the intent as `funding_details`). */
+function detailsOf(verdict: { transaction: string; payer: string | undefined; network: string }): Record<string, unknown> {
+  return { transaction: verdict.transaction, payer: verdict.payer ?? null, network: verdict.network };
+}
+
+/** The connection was refused or the name did not resolve: the request never reached the facilitator. */
+function connectionRefused(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The HTTP status in @x402/core's error message (`… failed (401): …`), if any. */
+function httpStatusOf(error: unknown): number | undefined {
+  const match = error instanceof Error ? /\((\d{3})\)/.exec(error.message) : null;
+  return match ? Number(match[1]) : undefined;
+}
+
+/** A short, safe description of a failure: its kind and status, never a response body (which could echo a header). */
+function describe(error: unknown): string {
+  if (error instanceof FacilitatorTimeoutError) return 'timed out';
+  const status = httpStatusOf(error);
+  if (status !== undefined) return `HTTP ${status}`;
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error instanceof Error ? error.name : 'unknown error';
+}
