@@ -78,6 +78,16 @@ export function ErrorEnvelope(status: number) {
 }
 export type ErrorEnvelope = Static<ReturnType<typeof ErrorEnvelope>>;
 
+/** The envelope with any catalogue code: the JSON answer of a status range (the console's `4XX`). */
+const AnyErrorEnvelope = Type.Object({
+  error: Type.Object({
+    code: Type.Enum(Object.keys(errorCatalogue) as ErrorCode[]),
+    message: Type.String(),
+    details: Type.Optional(OpenObject('Facts about the error, named per code in docs/errors.md.')),
+  }),
+  request_id: Type.String(),
+});
+
 /** `{ [status]: envelope }` for each status given: spread into a route's `response`. */
 export function errorResponses<S extends number>(...statuses: readonly S[]): Record<S, ReturnType<typeof ErrorEnvelope>> {
   const responses = {} as Record<S, ReturnType<typeof ErrorEnvelope>>;
@@ -139,6 +149,14 @@ export const consoleResponses = {
     content: { 'text/html': { schema: Type.String() }, 'text/css': { schema: Type.String() }, 'text/javascript': { schema: Type.String() } },
   },
   303: SeeOther,
-  '4XX': HtmlPage('The page that explains the refusal (not found, signed out, refused form).'),
-  '5XX': HtmlPage('The page that reports a failure, with its request id.'),
+  // A request refused before the console's own handling (a body of another media type, a hostile URL, the rate
+  // limiter) gets the API's error envelope, as every route does.
+  '4XX': {
+    description: 'The page that explains the refusal (not found, signed out, refused form); or, for a request refused before the console handled it, the error envelope.',
+    content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: AnyErrorEnvelope } },
+  },
+  '5XX': {
+    description: 'The page that reports a failure, with its request id; or the error envelope.',
+    content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: AnyErrorEnvelope } },
+  },
 };

@@ -2,14 +2,15 @@
 // the checks every transaction passes, and the queued append of one balanced transaction inside the caller's tenant
 // transaction. The engine posts through here; the ledger service (src/services/ledger-service.ts) reads the tip and
 // signs checkpoints, and the verifier applies the same checks to what is stored.
+import { ledgerEventKinds, type LedgerEventKind } from '../contracts/ledger.ts';
 import { queueLedgerPost } from '../db/ledger-repository.ts';
 import { ledgerAccountLengthMax, ledgerTransactionEntriesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
 import { transactionObserverOf } from './observer.ts';
 import { encodeLedgerRowBodyAroundSeq, formatRfc3339MillisecondsUtc, isCanonicalUuidText, ledgerSides } from '../signing/index.ts';
 
-export const ledgerEventKinds = ['fund', 'release', 'refund'] as const;
-export type LedgerEventKind = (typeof ledgerEventKinds)[number];
+// The kinds are declared with the API's contract (a ledger line's `event_kind`); the engine posts exactly those.
+export { ledgerEventKinds, type LedgerEventKind };
 export type LedgerSideName = keyof typeof ledgerSides;
 
 /** The accounts money moves between. Names embed ids and DIDs verbatim; docs/ledger.md lists them. */

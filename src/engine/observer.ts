@@ -5,7 +5,7 @@
 // commits. An engine nobody watches reports nothing, at the cost of a map look-up per transaction.
 import { ServiceError } from '../errors/service-error.ts';
 import type { Database, Queryable } from '../infra/database.ts';
-import type { LedgerEventKind } from './ledger-posting.ts';
+import type { LedgerEventKind } from '../contracts/ledger.ts';
 
 export interface EngineObserver {
   /** A command answered `status`, a stored answer replayed when `replayed`; a refusal counts with its status. */

@@ -53,7 +53,8 @@ function validatorOf(schema: object): ValidateFunction {
 /** The JSON schema a route declares for a status: exact, then `4xx`-style, then `default`; `content` forms give their
  * application/json schema. Undefined when the route declares no JSON answer for it. */
 function declaredSchema(responses: Record<string, unknown>, status: number): object | undefined {
-  const entry = (responses[String(status)] ?? responses[`${String(status)[0]}xx`] ?? responses['default']) as JsonSchema | undefined;
+  const range = String(status)[0];
+  const entry = (responses[String(status)] ?? responses[`${range}xx`] ?? responses[`${range}XX`] ?? responses['default']) as JsonSchema | undefined;
   if (entry === undefined) return undefined;
   const content = entry['content'] as Record<string, { schema?: object }> | undefined;
   if (content === undefined) return entry;

@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyPlugin from 'fastify-plugin';
 import fastifySwagger from '@fastify/swagger';
 import scalarReference from '@scalar/fastify-api-reference';
-import { OpenObject, publicErrors } from '../contracts/common.ts';
+import { bodyErrorStatuses, ErrorEnvelope, OpenObject, publicErrors } from '../contracts/common.ts';
 import type { RouteAccess } from '../plugins/access.ts';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -95,9 +95,20 @@ const securitySchemes = {
   downloadToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A download token of one audit export job (docs/audit-exports.md).' },
 } as const;
 
+/** The methods whose requests Fastify parses a body of. */
+const bodyMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /** Registered before the surfaces: @fastify/swagger collects routes as they are added. */
 export const openApiDocument = fastifyPlugin(
   async (app: FastifyInstance) => {
+    // Fastify reads a body on these methods before any route runs, so every such route can answer 413 (too large)
+    // and 415 (not JSON), whether or not it takes a body: declared here once, for the document and the validator.
+    app.addHook('onRoute', (route) => {
+      const responses = route.schema?.response as Record<string, unknown> | undefined;
+      if (responses === undefined || responses['4xx'] !== undefined || responses['4XX'] !== undefined) return;
+      if (![route.method].flat().some((method) => bodyMethods.has(method))) return;
+      for (const status of bodyErrorStatuses) responses[String(status)] ??= ErrorEnvelope(status);
+    });
     await app.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',

@@ -334,7 +334,7 @@ describe('malformed HTTP on a real socket', () => {
 
   it('a request that arrives while the server closes → 503 internal.unavailable in the envelope', async () => {
     const closing = createFastify(createLogger('silent'));
-    await closing.register(serviceApp, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false });
+    await closing.register(serviceApp, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true });
     let answer: Response | undefined;
     // Runs after the app's own preClose hook, while the server still accepts connections.
     closing.addHook('preClose', async () => {

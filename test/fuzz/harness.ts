@@ -71,7 +71,7 @@ export async function startHarness(connection: pg.PoolConfig): Promise<Harness> 
     }
   });
   // Rate limits would turn most of a run into 429s; they have their own tests.
-  await instance.register(serviceApp, { connection, gatewayKeys: ephemeralKeyring(), maintenance: false, rateLimit: { perCredential: 1e9, perAddress: 1e9 } });
+  await instance.register(serviceApp, { connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true, rateLimit: { perCredential: 1e9, perAddress: 1e9 } });
   await instance.ready();
   routes.sort((left, right) => `${left.url} ${left.method}`.localeCompare(`${right.url} ${right.method}`));
 

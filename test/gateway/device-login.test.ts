@@ -404,7 +404,7 @@ describe('configuration and maintenance', () => {
       expect(() => loadConfig({ SVC_PUBLIC_URL: bad })).toThrow(ConfigError);
     }
     const instance = createFastify(createLogger('silent'));
-    await instance.register(serviceApp, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, publicBaseUrl: 'https://svc.example.com/base' });
+    await instance.register(serviceApp, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true, publicBaseUrl: 'https://svc.example.com/base' });
     try {
       const response = await instance.inject({ method: 'POST', url: '/v1/public/auth/device/code', payload: {} });
       expect(response.json().verification_uri).toBe('https://svc.example.com/base/console/device');

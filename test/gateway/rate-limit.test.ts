@@ -82,7 +82,7 @@ async function awayFromWindowEnd(windowSeconds: number, marginMs = 3_000): Promi
 
 async function buildLimitedApp(database: TestDatabase, rateLimit: RateLimitSettings): Promise<FastifyInstance> {
   const instance = createFastify(createLogger('silent'));
-  await instance.register(app, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, rateLimit });
+  await instance.register(app, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true, rateLimit });
   await instance.ready();
   return instance;
 }

@@ -303,7 +303,7 @@ describe('SMTP delivery (SMTP_URL)', () => {
     const smtpLogs = new LogCapture();
     const mailing = createFastify(createLogger('trace', smtpLogs));
     await mailing.register(serviceApp, {
-      connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false,
+      connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true,
       mail: { smtpUrl: `smtp://127.0.0.1:${smtp.port}`, smtpFrom: 'Acme sign-in <sign-in@acme.example>' },
     });
     await mailing.ready();
@@ -344,7 +344,7 @@ describe('SMTP delivery (SMTP_URL)', () => {
     const smtpLogs = new LogCapture();
     const mailing = createFastify(createLogger('trace', smtpLogs));
     await mailing.register(serviceApp, {
-      connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, mail: { smtpUrl: `smtp://127.0.0.1:${closed.port}` },
+      connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true, mail: { smtpUrl: `smtp://127.0.0.1:${closed.port}` },
     });
     await mailing.ready();
     try {

@@ -147,7 +147,7 @@ describe('the tree-head plugin', () => {
     const { createLogger } = await import('../../src/infra/logging.ts');
     const { app } = await import('../../src/app.ts');
     const instance = createFastify(createLogger('silent'));
-    await instance.register(app, { connection: testDatabase.connection, gatewayKeys: keyring, maintenance: true });
+    await instance.register(app, { connection: testDatabase.connection, gatewayKeys: keyring, maintenance: true, validateResponses: true });
     await instance.ready();
     try {
       const before = (await database.tenant(tenantB, (tx) => latestTreeHead(tx, tenantB)))?.tree_size ?? 0;
