@@ -13,8 +13,7 @@ import Stripe from 'stripe';
 import { mppChallengeLifetimeMs } from '../limits.ts';
 import {
   differingFields,
-  formatMppChallenge,
-  mppChallengeHeaderName,
+  issuedMppChallenge,
   mppIntent,
   mppMethod,
   mppReceiptHeaderName,
@@ -116,12 +115,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
       expires: issued.expires ?? rfc3339Seconds(expiresAtMs),
     };
     const stored: StoredLiveChallenge = { rail: this.rail, intent_id: context.intentId, challenge, expires_at_ms: expiresAtMs, binding_key: bindingKey };
-    return {
-      challengeId: challenge.id,
-      stored: { ...stored },
-      headers: { [mppChallengeHeaderName]: formatMppChallenge(challenge) },
-      funding: { ...this.#funding('created', challenge.id), authorization_expires_at: challenge.expires },
-    };
+    return issuedMppChallenge(challenge, stored, this.#funding('created', challenge.id));
   }
 
   readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {

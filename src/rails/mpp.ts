@@ -106,12 +106,7 @@ export class MppSandboxAdapter implements RailAdapter {
       expires: rfc3339Seconds(expiresAtMs),
     };
     const stored: StoredMppChallenge = { rail: this.rail, intent_id: context.intentId, challenge, expires_at_ms: expiresAtMs };
-    return {
-      challengeId: challenge.id,
-      stored: { ...stored },
-      headers: { [mppChallengeHeaderName]: formatMppChallenge(challenge) },
-      funding: { ...this.#funding('created', challenge.id), authorization_expires_at: challenge.expires },
-    };
+    return issuedMppChallenge(challenge, stored, this.#funding('created', challenge.id));
   }
 
   readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
@@ -254,4 +249,15 @@ function parseMppCredential(value: string, headerName: string): PresentedCredent
   const credential = parseCredential(json);
   if (typeof credential === 'string') return { kind: 'malformed', reason: credential };
   return { kind: 'credential', challengeId: credential.challenge['id'] as string, digest: sha256(value), data: credential };
+}
+
+/** A challenge as the engine stores and sends it, sandbox and live alike: the `WWW-Authenticate: Payment` header and
+ * the 402's funding fields. */
+export function issuedMppChallenge(challenge: MppChallengeParams, stored: object, funding: Record<string, unknown>): IssuedChallenge {
+  return {
+    challengeId: challenge.id,
+    stored: { ...stored },
+    headers: { [mppChallengeHeaderName]: formatMppChallenge(challenge) },
+    funding: { ...funding, authorization_expires_at: challenge.expires },
+  };
 }
