@@ -15,9 +15,11 @@
 //   node --import tsx bench/lifecycle-bench.ts [--quick]      the rows, as `npm run bench -- lifecycle` prints them
 //   node --import tsx bench/lifecycle-bench.ts --profile [dir]   one loaded run under `node --cpu-prof`, summarised
 // `--quick` (or BENCH_QUICK=1) runs one short round of each kind: a smoke test of the instrument, not a measurement.
-// BENCH_LIFECYCLE_ROUNDS (3) and BENCH_LIFECYCLE_SECONDS (8) size the rounds; BENCH_LIFECYCLE_CLIENTS (16,32) picks
-// the client counts (--profile uses the first). BENCH_LIFECYCLE_TENANTS (1) spreads the intents round-robin over that
-// many sandbox tenants: a diagnostic (each tenant has its own ledger head), not what the rows are defined on.
+// BENCH_LIFECYCLE_ROUNDS (3), BENCH_LIFECYCLE_SECONDS (8) and BENCH_LIFECYCLE_WARMUP_SECONDS (2) size the rounds
+// (a profile on a slow machine wants a longer warm-up: code still being compiled shows up as the service's cost);
+// BENCH_LIFECYCLE_CLIENTS (16,32) picks the client counts (--profile uses the first). BENCH_LIFECYCLE_TENANTS (1)
+// spreads the intents round-robin over that many sandbox tenants: a diagnostic (each tenant has its own ledger
+// head), not what the rows are defined on.
 import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,7 +27,7 @@ import { Database } from '../src/infra/database.ts';
 import { createTenant } from '../src/services/tenant-service.ts';
 import type { BenchRow } from './bench-row.ts';
 import { createBenchDatabase } from './bench-database.ts';
-import { formatSummary, summarizeCpuProfile } from './cpuprofile-summary.ts';
+import { formatSummary, summarizeCpuProfile, type SampleWindow } from './cpuprofile-summary.ts';
 import { abortBench, adminUrl, installGuard, postgresStartedAt } from './guard.ts';
 import { formatRate, median } from './harness.ts';
 import { countPerMutation, formatCommands, formatCounts, type Counts } from './lifecycle-counts.ts';
@@ -42,7 +44,7 @@ import { sampleWaitEvents } from './wait-events.ts';
 const envNumber = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const rounds = quick ? 1 : envNumber('BENCH_LIFECYCLE_ROUNDS', 3);
 const secondsPerRound = quick ? 3 : envNumber('BENCH_LIFECYCLE_SECONDS', 8);
-const warmupSeconds = quick ? 1 : 2;
+const warmupSeconds = quick ? 1 : envNumber('BENCH_LIFECYCLE_WARMUP_SECONDS', 2);
 const clientCounts = (process.env['BENCH_LIFECYCLE_CLIENTS'] ?? '16,32').split(',').map(Number);
 const tenantCount = envNumber('BENCH_LIFECYCLE_TENANTS', 1);
 /** The counting phase: intents run one at a time, then a closed loop of this many seconds. */
@@ -331,6 +333,7 @@ export async function run(): Promise<BenchRow[]> {
 export async function profile(directory: string, clients: number): Promise<void> {
   const database = await createBenchDatabase();
   const service = await startServiceProcess(serviceEnv(database.url), ['--cpu-prof', `--cpu-prof-dir=${directory}`]);
+  let window: SampleWindow | undefined;
   try {
     const pool = new IntentPool(new IntentFactory(await benchTenants(database.url)));
     const client = new EngineClient(service.baseUrl, clients);
@@ -338,7 +341,11 @@ export async function profile(directory: string, clients: number): Promise<void>
       pool.ensure(intentsFor(await warmUp(client, pool, clients), secondsPerRound, clients));
       const waits = await sampleWaitEvents(adminUrl, database.name);
       const cpu = cpuWindow(service.pid);
+      // The profile's timestamps are µs of the machine's monotonic clock, as process.hrtime reads it: the summary
+      // counts this window only, not the start-up and warm-up before it.
+      const fromUs = Number(process.hrtime.bigint() / 1000n);
       const sample = await closedLoop(client, pool, { clients, seconds: secondsPerRound });
+      window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) };
       const used = cpu.end();
       const states = await waits.stop();
       assertClean(sample, 'the profiled run');
@@ -355,7 +362,7 @@ export async function profile(directory: string, clients: number): Promise<void>
     const written = readdirSync(directory).filter((name) => name.includes(`.${service.pid}.0.`) && name.endsWith('.cpuprofile'));
     const newest = written.map((name) => join(directory, name)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
     if (!newest) throw new Error(`no .cpuprofile in ${directory}; the service printed:\n${service.output()}`);
-    console.log(`${newest}\n${formatSummary(summarizeCpuProfile(newest, 30))}`);
+    console.log(`${newest}\n${formatSummary(summarizeCpuProfile(newest, 30, window))}`);
   } finally {
     await service.stop();
     await database.drop();

@@ -2,6 +2,7 @@
 // at most a few lines on stderr. Exit codes: 0 success, 1 the operation failed, 2 the command line is wrong.
 import { ConfigError, loadConfig } from '../config.ts';
 import { ServiceError } from '../errors/service-error.ts';
+import { asServiceError } from '../services/pure-error-mapping.ts';
 import { parseCommandLine, UsageError, usageOf, type CliCommand } from './command.ts';
 import { cliCommands } from './commands/index.ts';
 
@@ -53,7 +54,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await dispatch(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
-  } catch (error) {
+  } catch (thrown) {
+    // A pure module's error (a signing or predicate refusal) is told as the API tells it: code and message.
+    const error = asServiceError(thrown);
     if (error instanceof UsageError) {
       process.stderr.write(`svc: ${error.message}\n\n${error.usage}\n`);
       return 2;

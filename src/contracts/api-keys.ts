@@ -3,6 +3,7 @@
 import Type, { type Static } from 'typebox';
 import { apiKeyNameLengthMax, apiKeyScopeLengthMax, apiKeyScopesMax, pageSizeDefault, pageSizeMax } from '../limits.ts';
 import { Nullable, Timestamp } from './common.ts';
+import { apiKeyCreateBodyExample, apiKeyCreatedExample } from './examples.ts';
 import { Role } from './principal.ts';
 
 export const ApiKeyId = Type.String({ pattern: '^key_[0-9a-f]{32}$' });
@@ -14,7 +15,7 @@ export const ApiKeyCreateBody = Type.Object(
     name: Type.Optional(Type.String({ maxLength: apiKeyNameLengthMax })),
     scopes: Type.Optional(Type.Array(Type.String({ pattern: `^[a-z0-9][a-z0-9._:-]{0,${apiKeyScopeLengthMax - 1}}$` }), { maxItems: apiKeyScopesMax })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [apiKeyCreateBodyExample] },
 );
 export type ApiKeyCreateBody = Static<typeof ApiKeyCreateBody>;
 
@@ -47,7 +48,7 @@ export const ApiKey = Type.Object(
 export type ApiKey = Static<typeof ApiKey>;
 
 /** The create answer: the key record and, this once, the key itself. */
-export const ApiKeyCreated = Type.Object({ ...ApiKey.properties, api_key: Type.String() }, { additionalProperties: false });
+export const ApiKeyCreated = Type.Object({ ...ApiKey.properties, api_key: Type.String() }, { additionalProperties: false, examples: [apiKeyCreatedExample] });
 export type ApiKeyCreated = Static<typeof ApiKeyCreated>;
 
 export const ApiKeyPage = Type.Object(

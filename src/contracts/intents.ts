@@ -5,7 +5,12 @@ import {
   allowedToolLengthMax, allowedToolsMax, completionPresetIdLengthMax, didLengthMax, envelopeBase64LengthMax, evidenceArtifactsMax,
   policyVersionSeqMax, predicateRefLengthMax, railInstructionReferenceLengthMax, rfc3339TextLengthMax, tenantIdLengthMax,
 } from '../limits.ts';
-import { JsonValue, ListPage, Nullable, OpenObject, Timestamp, Uuid, pageQueryProperties } from './common.ts';
+import { ErrorEnvelope, JsonValue, ListPage, Nullable, OpenObject, Timestamp, Uuid, pageQueryProperties } from './common.ts';
+import {
+  confirmBodyExample, createIntentBodyExample, evidenceAnswerExample, evidenceBodyExample, fundChallengeExample, fundFundedExample, intentExample,
+  invalidStateExample, paymentReceiptHeaderExample, paymentRequiredHeaderExample, paymentResponseHeaderExample, settlementAnswerExample,
+  wwwAuthenticateHeaderExample,
+} from './examples.ts';
 
 /** An intent's life: open → funded → evidence_recorded → released | refunded (docs/engine.md). */
 export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
@@ -81,7 +86,7 @@ export const Intent = Type.Object(
     funding_details: Type.Optional(Nullable(OpenObject('What the live rail reported about the funding payment (x402: transaction, payer, network); null when there is none.'))),
     rail_instructions: Type.Optional(Type.Array(RailInstruction, { description: 'The payout or refund instructed to the live rail when the intent settled.' })),
   },
-  { description: 'An intent: escrowed spend with its release rule.' },
+  { description: 'An intent: escrowed spend with its release rule.', examples: [intentExample] },
 );
 export type Intent = Static<typeof Intent>;
 
@@ -126,7 +131,7 @@ export const CreateIntentBody = Type.Object(
     tenant_id: Type.Optional(text(tenantIdLengthMax)),
     org_id: Type.Optional(text(tenantIdLengthMax)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [createIntentBodyExample] },
 );
 export type CreateIntentBody = Static<typeof CreateIntentBody>;
 
@@ -190,14 +195,33 @@ export type FundAnswer = Static<typeof FundAnswer>;
 
 /** The headers of a 402 challenge (docs/rails.md): x402's and MPP's, whichever the intent's rail speaks. */
 export const paymentChallengeHeaders = {
-  'payment-required': Type.String({ description: 'x402: the base64 JSON of the payment requirements.' }),
-  'www-authenticate': Type.String({ description: 'MPP: the `Payment` challenge.' }),
+  'payment-required': Type.String({ description: 'x402: the base64 JSON of the payment requirements.', examples: [paymentRequiredHeaderExample] }),
+  'www-authenticate': Type.String({ description: 'MPP: the `Payment` challenge.', examples: [wwwAuthenticateHeaderExample] }),
 };
 /** The headers of a settled or pending payment. */
 export const paymentReceiptHeaders = {
-  'payment-response': Type.String({ description: 'x402: the base64 JSON of the settlement response.' }),
-  'payment-receipt': Type.String({ description: 'MPP: the payment receipt.' }),
+  'payment-response': Type.String({ description: 'x402: the base64 JSON of the settlement response.', examples: [paymentResponseHeaderExample] }),
+  'payment-receipt': Type.String({ description: 'MPP: the payment receipt.', examples: [paymentReceiptHeaderExample] }),
 };
+
+/** The fund route's answers by status: the same members, each with what it means and the headers it carries. */
+export const FundFunded = Type.Object(FundAnswer.properties, {
+  description: 'Funded: the answer carries the capability token.',
+  headers: paymentReceiptHeaders,
+  examples: [fundFundedExample],
+});
+export const FundPending = Type.Object(FundAnswer.properties, { description: 'Pending at the rail: re-send the same request to poll.' });
+export const FundChallenge = Type.Object(FundAnswer.properties, {
+  description: 'A challenge to answer (or a refused credential, as application/problem+json).',
+  headers: paymentChallengeHeaders,
+  examples: [fundChallengeExample],
+});
+
+/** The 409 envelope of the lifecycle routes, with an example: a request the intent's state does not allow. */
+export const IntentStateConflict = Type.Object(ErrorEnvelope(409).properties, {
+  description: 'The error envelope: a request the intent\'s state does not allow (`intent.invalid_state`), or another of the catalogue\'s 409 codes (docs/errors.md).',
+  examples: [invalidStateExample],
+});
 
 export const EvidenceBody = Type.Object(
   {
@@ -209,36 +233,69 @@ export const EvidenceBody = Type.Object(
     payee_signature: Type.String({ maxLength: envelopeBase64LengthMax }),
     submitted_at: Type.String({ minLength: 1, maxLength: rfc3339TextLengthMax }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [evidenceBodyExample] },
 );
 export type EvidenceBody = Static<typeof EvidenceBody>;
 
-/** A rule's verdict on evidence with its trace (docs/predicates.md); the trace's shape follows the rule's. */
-export const PredicateEvaluation = Type.Object({}, { additionalProperties: true, description: 'The verdict (`passed`) and the trace of each evaluated clause (docs/predicates.md).' });
+/** The ops of the predicate language (docs/predicates.md), as a trace step names them. The evaluator's own list is
+ * `clauseOps` (src/predicate/ast.ts), which this layer cannot import; test/api/contract-types.test.ts holds the two
+ * equal. */
+export const clauseOpNames = ['true', 'and', 'or', 'not', 'eq', 'completion', 'lte', 'budget_cap', 'schema_field', 'array_nonempty'] as const;
 
-export const EvidenceAnswer = Type.Object({
-  tenant: Type.String(),
-  tenant_id: Type.String(),
-  intent_id: Uuid,
-  state: IntentState,
-  intent_state: IntentState,
-  predicate_passed: Type.Boolean(),
-  predicate_evaluation: PredicateEvaluation,
-  payload_digest: Type.String(),
-  artifacts_digest: Type.String(),
+/** One step of an evaluation trace (src/predicate/ast.ts `TraceStep`). Members are listed in the order the evaluator
+ * writes them. The serializer writes an object's required members first, then the others, each group in the order
+ * listed: so `data`, whose `path` the evaluator writes before `passed`, lists every member as optional, and says in
+ * words that `passed` is always there; marked required, it would move ahead of `path` on the wire. */
+export const PredicateTraceStep = Type.Object({
+  kind: Type.Enum(clauseOpNames, { description: 'The op of the clause this step evaluated.' }),
+  detail: Type.String({ description: 'One short sentence saying what was checked and how it came out.' }),
+  data: Type.Object({
+    path: Type.Optional(Type.String({ description: 'The evidence location as a JSON Pointer (RFC 6901), for clauses that read evidence.' })),
+    passed: Type.Optional(Type.Boolean({ description: 'Whether the clause passed: present in every step.' })),
+    expected: Type.Optional(Type.Unknown({ description: 'What the clause required.' })),
+    observed: Type.Optional(Type.Unknown({ description: 'What the evidence held: the value, or `{type, length?}` when it was too large to copy.' })),
+    observed_truncated: Type.Optional(Type.Literal(true, { description: 'Present when `observed` is a summary rather than the value.' })),
+  }),
 });
+export type PredicateTraceStep = Static<typeof PredicateTraceStep>;
+
+/** A rule's verdict on evidence with its trace (docs/predicates.md): one step per evaluated clause, a parent before its
+ * children, so that `trace[0]` carries the overall result. */
+export const PredicateEvaluation = Type.Object(
+  { passed: Type.Boolean(), trace: Type.Array(PredicateTraceStep) },
+  { description: 'The verdict (`passed`) and the trace of each evaluated clause (docs/predicates.md).' },
+);
+export type PredicateEvaluation = Static<typeof PredicateEvaluation>;
+
+export const EvidenceAnswer = Type.Object(
+  {
+    tenant: Type.String(),
+    tenant_id: Type.String(),
+    intent_id: Uuid,
+    state: IntentState,
+    intent_state: IntentState,
+    predicate_passed: Type.Boolean(),
+    predicate_evaluation: PredicateEvaluation,
+    payload_digest: Type.String(),
+    artifacts_digest: Type.String(),
+  },
+  { examples: [evidenceAnswerExample] },
+);
 export type EvidenceAnswer = Static<typeof EvidenceAnswer>;
 
 export const SettlementAction = Type.Enum(['release', 'refund'] as const);
 
 /** Confirm's optional body: a guard that refuses (409) when the rule implies the other action. */
-export const ConfirmBody = Type.Object({ expected_action: Type.Optional(SettlementAction) }, { additionalProperties: false });
+export const ConfirmBody = Type.Object({ expected_action: Type.Optional(SettlementAction) }, { additionalProperties: false, examples: [confirmBodyExample] });
 export type ConfirmBody = Static<typeof ConfirmBody>;
 
-export const SettlementAnswer = Type.Object({
-  ...Intent.properties,
-  settlement: Type.Object({ action: SettlementAction, reason: Type.String(), transaction_id: Type.String() }),
-});
+export const SettlementAnswer = Type.Object(
+  {
+    ...Intent.properties,
+    settlement: Type.Object({ action: SettlementAction, reason: Type.String(), transaction_id: Type.String() }),
+  },
+  { examples: [settlementAnswerExample] },
+);
 export type SettlementAnswer = Static<typeof SettlementAnswer>;
 
 const SubmissionId = Type.String({ pattern: '^evs_[0-9a-f]{64}$' });
@@ -257,7 +314,8 @@ export const EvidenceSubmission = Type.Object({
   artifacts_digest: Type.String(),
   outcome: Type.Enum(['pass', 'fail'] as const),
   predicate_passed: Type.Boolean(),
-  // As stored when the evidence arrived: the evaluation the evidence answer carried.
+  // As stored when the evidence arrived: the evaluation the evidence answer carried. Left undescribed here: the store
+  // (jsonb) orders members its own way, and a listed shape would have the serializer reorder what it answers today.
   predicate_evaluation: Type.Unknown({ description: 'The verdict (`passed`) and the trace of each evaluated clause, as the evidence answer carried it.' }),
 });
 export type EvidenceSubmission = Static<typeof EvidenceSubmission>;

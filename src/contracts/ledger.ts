@@ -4,6 +4,7 @@
 import Type, { type Static } from 'typebox';
 import { ledgerEventsPageDefault, ledgerEventsPageMax } from '../limits.ts';
 import { Nullable } from './common.ts';
+import { ledgerEventsExample } from './examples.ts';
 
 const Hex = Type.String({ pattern: '^[0-9a-f]*$' });
 
@@ -70,12 +71,15 @@ export const LedgerEventsQuery = Type.Object(
 );
 export type LedgerEventsQuery = Static<typeof LedgerEventsQuery>;
 
-export const LedgerEvents = Type.Object({
-  tenant: Type.String(),
-  tenant_id: Type.String(),
-  events: Type.Array(LedgerLine),
-  next_after_seq: Nullable(Type.Integer({ description: 'Pass as `after_seq` for the next page; null on the last.' })),
-});
+export const LedgerEvents = Type.Object(
+  {
+    tenant: Type.String(),
+    tenant_id: Type.String(),
+    events: Type.Array(LedgerLine),
+    next_after_seq: Nullable(Type.Integer({ description: 'Pass as `after_seq` for the next page; null on the last.' })),
+  },
+  { examples: [ledgerEventsExample] },
+);
 export type LedgerEvents = Static<typeof LedgerEvents>;
 
 /** A signed tree head of the tenant's transparency log, answered as signed (a file `svc receipt verify` takes). */

@@ -4,6 +4,7 @@
 import Type, { type Static } from 'typebox';
 import { pageSizeDefault, pageSizeMax, policyVersionSeqMax } from '../limits.ts';
 import { AnyObject, JsonValue, Nullable, OpenObject } from './common.ts';
+import { policyDraftBodyExample, policyVersionExample } from './examples.ts';
 import { PredicateEvaluation, TemplateId } from './intents.ts';
 
 const Digest = Type.String({ pattern: '^(sha256:)?[0-9a-f]{64}$' });
@@ -24,7 +25,7 @@ export type TemplateCatalog = Static<typeof TemplateCatalog>;
 
 export const TemplateChoiceBody = Type.Object(
   { template_id: TemplateId, parameters: Type.Optional(TemplateParameters) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [policyDraftBodyExample] },
 );
 export type TemplateChoiceBody = Static<typeof TemplateChoiceBody>;
 
@@ -53,17 +54,20 @@ export type PolicyTestBody = Static<typeof PolicyTestBody>;
 export const PolicyTestResult = Type.Object({ predicate_evaluation: PredicateEvaluation, materialized_dsl: JsonValue });
 export type PolicyTestResult = Static<typeof PolicyTestResult>;
 
-export const PolicyVersion = Type.Object({
-  object: Type.Literal('policy_version'),
-  template_id: TemplateId,
-  version_seq: Type.Integer({ minimum: 1 }),
-  parameters: TemplateParameters,
-  materialized_predicate: OpenObject('The rule, in the predicate language.'),
-  human_summary: Type.String(),
-  content_digest: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-  created_at: Type.String({ format: 'date-time' }),
-  is_head: Type.Boolean(),
-});
+export const PolicyVersion = Type.Object(
+  {
+    object: Type.Literal('policy_version'),
+    template_id: TemplateId,
+    version_seq: Type.Integer({ minimum: 1 }),
+    parameters: TemplateParameters,
+    materialized_predicate: OpenObject('The rule, in the predicate language.'),
+    human_summary: Type.String(),
+    content_digest: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    created_at: Type.String({ format: 'date-time' }),
+    is_head: Type.Boolean(),
+  },
+  { examples: [policyVersionExample] },
+);
 export type PolicyVersion = Static<typeof PolicyVersion>;
 
 export const PolicyRolloutBody = Type.Object(

@@ -1,6 +1,7 @@
 // Contract of GET /v1/auth/principal: who the credential is, and the tenant realm every later call is scoped to;
 // and the roles a credential can hold (docs/roles.md), which the routes that name a role take.
 import Type, { type Static } from 'typebox';
+import { principalExample } from './examples.ts';
 
 /** The roles a credential can hold (docs/roles.md). The spec names none, so these are ours. */
 export const roles = ['admin', 'operator', 'agent', 'auditor'] as const;
@@ -21,5 +22,5 @@ export const Principal = Type.Object({
   }),
   mcp_scopes: Type.Array(Type.String()),
   subject: Type.String({ description: 'The key id of an API key, the user id of a session.' }),
-});
+}, { examples: [principalExample] });
 export type Principal = Static<typeof Principal>;

@@ -3,6 +3,8 @@
 import Type, { type Static } from 'typebox';
 import { allowedToolLengthMax, completionPresetIdLengthMax, evidenceArtifactsMax, sandboxRequestedSpendCentsMax, templateIdLengthMax } from '../limits.ts';
 import { Nullable, OpenObject, Uuid } from './common.ts';
+import { sandboxBootstrapBodyExample, sandboxBootstrappedExample } from './examples.ts';
+import { PredicateEvaluation } from './intents.ts';
 import { SignedArtifact } from './protocol.ts';
 
 /** At least one non-space character: the operation becomes the intent's one allowed tool, trimmed and lowercased. */
@@ -20,7 +22,7 @@ export const SandboxBootstrapBody = Type.Object(
     parameters: Type.Optional(AnyObject),
     evidence_schema: Type.Optional(AnyObject),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [sandboxBootstrapBodyExample] },
 );
 export type SandboxBootstrapBody = Static<typeof SandboxBootstrapBody>;
 
@@ -73,18 +75,9 @@ export const SandboxBootstrapped = Type.Object(
     deadline: Type.String(),
     metadata: Type.Optional(AnyObject),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [sandboxBootstrappedExample] },
 );
 export type SandboxBootstrapped = Static<typeof SandboxBootstrapped>;
-
-/** The evaluation of the release rule: passed, and one trace step per evaluated clause (docs/predicates.md). */
-const PredicateEvaluation = Type.Object(
-  {
-    passed: Type.Boolean(),
-    trace: Type.Array(Type.Object({ kind: Type.String(), detail: Type.String(), data: AnyObject }, { additionalProperties: false })),
-  },
-  { additionalProperties: false },
-);
 
 export const SandboxEvidenceAnswer = Type.Object(
   {

@@ -1,7 +1,7 @@
 // JWTs the gateway signs with its active key and verifies against its published keys: EdDSA only, `kid` required,
 // one audience per kind of token so that no token is accepted where another kind is expected.
-import { randomUUID } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { randomUUID, sign } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
 export const jwtIssuer = 'svc-gateway';
@@ -25,18 +25,36 @@ export interface SignJwtOptions {
   readonly now?: Date;
 }
 
+const base64UrlJson = (value: object): string => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+
+/**
+ * A compact JWS (RFC 7515 §7.1) over the claims, signed with the active key. Written out here rather than through
+ * jose's SignJWT, which signs through WebCrypto: a deep copy of the claims, algorithm normalization and a thread-pool
+ * hop per token, paid by every funded intent for its capability token. The bytes are the ones SignJWT produces for
+ * the same claims (the same JSON member order, base64url without padding, and Ed25519 signatures are deterministic):
+ * test/gateway/gateway-keys.test.ts compares the two.
+ */
 export async function signGatewayJwt(keyring: GatewayKeyring, claims: Record<string, unknown>, options: SignJwtOptions): Promise<string> {
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  return new SignJWT({ ...claims, tid: options.tenantId })
-    .setProtectedHeader({ alg: 'EdDSA', kid: keyring.active.kid, typ: 'JWT' })
-    .setIssuer(jwtIssuer)
-    .setSubject(options.subject)
-    .setAudience(options.audience)
-    .setIssuedAt(issuedAt)
-    .setNotBefore(issuedAt)
-    .setExpirationTime(issuedAt + options.expiresInSeconds)
-    .setJti(randomUUID())
-    .sign(keyring.active.privateKey);
+  const expiresAt = issuedAt + options.expiresInSeconds;
+  if (!Number.isSafeInteger(issuedAt) || !Number.isSafeInteger(expiresAt)) throw new TypeError('a JWT needs whole-second iat and exp');
+  const key = keyring.active;
+  const header = { alg: 'EdDSA', kid: key.kid, typ: 'JWT' };
+  // Member order as SignJWT's setters leave it: the caller's claims, tid, then the registered claims (a registered
+  // claim among the caller's keeps its place and takes the value set here).
+  const payload = {
+    ...claims,
+    tid: options.tenantId,
+    iss: jwtIssuer,
+    sub: options.subject,
+    aud: options.audience,
+    iat: issuedAt,
+    nbf: issuedAt,
+    exp: expiresAt,
+    jti: randomUUID(),
+  };
+  const signingInput = `${base64UrlJson(header)}.${base64UrlJson(payload)}`;
+  return `${signingInput}.${sign(null, Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url')}`;
 }
 
 export type JwtRejection = 'expired' | 'invalid';

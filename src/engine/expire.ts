@@ -1,10 +1,9 @@
 // The lifecycle's `expire` command (src/engine/lifecycle.ts), run by the maintenance sweeper: funded intents past
 // their deadline are refunded, each in its own tenant transaction, with the terminal effects of any settlement.
-import { ServiceError } from '../errors/service-error.ts';
 import { maintenanceIntentsPerPassMax } from '../limits.ts';
 import type { Database } from '../infra/database.ts';
 import type { EngineEffects } from './effects.ts';
-import { engineObserverOf, watchTransaction } from './observer.ts';
+import { engineObserverOf, refusalStatusOf, watchTransaction } from './observer.ts';
 import { lockForCommand } from './pipeline.ts';
 import { settleIntent } from './settle.ts';
 
@@ -29,8 +28,9 @@ export async function expireIntents(database: Database, effects: EngineEffects, 
       refunded += 1;
       engineObserverOf(database)?.commandAnswered('expire', 200, false);
     } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
-      engineObserverOf(database)?.commandAnswered('expire', error.statusCode, false);
+      const status = refusalStatusOf(error);
+      if (status === undefined) throw error;
+      engineObserverOf(database)?.commandAnswered('expire', status, false);
     }
   }
   return refunded;

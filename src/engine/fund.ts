@@ -4,9 +4,10 @@
 // No credential: 402 with the rail's challenge. A credential: the rail judges it against the challenge it names,
 // called between two transactions with no lock held: the first claims the attempt, the second records the outcome
 // (docs/engine.md "Funding in two phases"). Success moves the money (ledger) and funds the intent, once: the
-// second phase re-checks under the intent's row lock, and a unique index allows one successful attempt per intent. Pending answers 202; the same
-// request re-sent is a poll. A decline or a refused credential answers 402 with a fresh challenge and moves
-// nothing.
+// second phase's writes are guarded (the intent still open, the claim still this credential's), and a unique index
+// allows one successful attempt per intent. Pending answers 202; the same request re-sent is a poll. A decline or a
+// refused credential answers 402 with a fresh challenge and moves nothing. Each phase's choice is made by a pure
+// decision (src/engine/decide/fund.ts); this file loads, calls the rail, issues challenges and writes.
 import { randomUUID } from 'node:crypto';
 import {
   findAttemptByChallengeStatement,
@@ -16,7 +17,6 @@ import {
   queueAttemptUpdate,
   queueChallengeRecord,
   queueClaimRelease,
-  type FundingAttempt,
 } from '../db/funding-attempt-repository.ts';
 import { lockIntentStatement, queueFundedTransition, queueStateGuard, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { findSettlementConfigStatement, openRailSecrets, type StoredSettlementConfig } from '../db/settlement-config-repository.ts';
@@ -26,27 +26,36 @@ import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
 import { capabilityTokenLifetimeMaxSeconds, fundingClaimLeaseMs, railCallTimeoutMsDefault } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import { CommittedFailure, type CallOutside, type EngineAnswer, type ResponseHeaders } from './answer.ts';
+import { CommittedFailure, type CallOutside, type EngineAnswer } from './answer.ts';
 import { crashPoint } from './crash-points.ts';
 import {
   credentialReaders,
-  paymentProblem,
   railAdapterFor,
   railNames,
-  RailOutcomeUnknownError,
   RailUnavailableError,
   type CredentialOutcome,
   type LiveAccess,
   type RailRuntime,
   type FundingContext,
   type PaymentProblem,
-  type PresentedCredential,
   type RailAdapter,
   type RailName,
 } from '../rails/index.ts';
+import {
+  challengeAnswer,
+  checkFundingDeadline,
+  decideFundOutcome,
+  decideFundPhase1,
+  decideRailUnavailable,
+  fundedAnswer,
+  fundingCallOf,
+  type FundOutcomeDecision,
+  type RailCallDecision,
+  type RailCredential,
+} from './decide.ts';
 import { checkIntentState } from './pipeline.ts';
 import { queueLedgerTransaction } from './ledger-posting.ts';
-import { fromStates, postingEntries, transitionOf } from './lifecycle.ts';
+import { fromStates, postingEntries, transitionOf, type Transition } from './lifecycle.ts';
 
 export interface FundRequest {
   readonly principal: Principal;
@@ -73,28 +82,13 @@ function liveAccess(environment: 'sandbox' | 'live', tenantId: string, config: S
   return { secrets, callTimeoutMs: runtime.callTimeoutMs };
 }
 
-/** The fields every fund answer carries (docs/engine.md#funding--post-harborintentsidfund), 200, 202 and 402 alike. */
-function fundBody(intent: Intent, funding: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return {
-    tenant: intent.tenantId,
-    tenant_id: intent.tenantId,
-    intent_id: intent.intentId,
-    state: intent.state,
-    settlement_rail: intent.settlementRail,
-    currency: intent.currency,
-    amount_cents: intent.amountCents,
-    funded: intent.state !== 'open',
-    funding: { settlement_rail: intent.settlementRail, ...funding },
-    ...extra,
-  };
-}
-
 /**
  * The first phase of a fund request, under the intent's row lock (and the idempotency lock, when keyed): answers
  * what needs no rail (a challenge, a refusal), or claims the attempt the credential names and hands on the rail
  * call, which runs after this transaction commits, with no lock held (docs/engine.md "Funding in two phases").
+ * What to do is decided by decideFundPhase1 (src/engine/decide/fund.ts); this loads, issues and writes.
  */
-export async function fundIntent(tx: Queryable, request: FundRequest): Promise<EngineAnswer | CallOutside> {
+export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Date.now()): Promise<EngineAnswer | CallOutside> {
   const { principal } = request;
   const intentId = request.intentId.toLowerCase();
   // Which rail applies is known only from the intent, but each rail's credential can be read without it: the
@@ -109,7 +103,7 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
     ...presented.map(({ rail, credential }) => findAttemptByChallengeStatement(principal.tenantId, intentId, rail, credential.challengeId)),
   ]);
   const intent = checkIntentState(found, fromStates('fund'));
-  if (intent.deadline.getTime() <= Date.now()) throw new ServiceError('intent.deadline_passed');
+  checkFundingDeadline(intent, nowMs);
   const adapter = railAdapterFor(
     intent.settlementRail,
     { environment: principal.environment, config, currency: intent.currency },
@@ -123,110 +117,102 @@ export async function fundIntent(tx: Queryable, request: FundRequest): Promise<E
     currency: intent.currency,
     resourceUrl: request.resourceUrl,
     config,
-    nowMs: Date.now(),
+    nowMs,
   };
   // Read once above when well formed; an absent or malformed credential is read (cheaply) again to say which.
   const presentedIndex = presented.findIndex(({ rail }) => rail === adapter.rail);
-  const credential = presentedIndex === -1 ? adapter.readCredential(request.headers) : presented[presentedIndex]!.credential;
-  if (credential.kind === 'absent') return challenge(tx, adapter, context, intent, { status: 'created' });
-  if (credential.kind === 'malformed') {
-    return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, paymentProblem('malformed-credential', credential.reason));
+  const decision = decideFundPhase1({
+    intent,
+    environment: principal.environment,
+    credential: presentedIndex === -1 ? adapter.readCredential(request.headers) : presented[presentedIndex]!.credential,
+    attempt: attempts[presentedIndex],
+    claimed,
+    railResolves: adapter.resolve !== undefined,
+  });
+  if (decision.kind === 'challenge') return challenge(tx, adapter, context, intent, decision.funding, decision.problem);
+  if (decision.claim) queueAttemptClaim(tx, principal.tenantId, decision.claim.attemptId, decision.claim);
+  return { outside: () => callRail(request, adapter, context, intent, decision) };
+}
+
+/** The rail call, with no transaction open and no lock held, then the second phase that records its outcome. */
+async function callRail(
+  request: FundRequest,
+  adapter: RailAdapter,
+  context: FundingContext,
+  intent: LockedIntent,
+  decision: RailCallDecision,
+): Promise<(tx: Queryable) => Promise<EngineAnswer | CommittedFailure>> {
+  crashPoint('fund.after_phase1');
+  const call = fundingCallOf(decision);
+  let outcome: CredentialOutcome;
+  try {
+    outcome = await askRail(adapter, context, decision);
+  } catch (error) {
+    if (!(error instanceof RailUnavailableError)) throw error;
+    const { release, failure } = decideRailUnavailable(intent, call, error);
+    return async (tx2) => {
+      if (release) queueClaimRelease(tx2, context.tenantId, release.attemptId, release.credentialDigest);
+      return new CommittedFailure(failure);
+    };
   }
-  const attempt = attempts[presentedIndex];
-  if (claimed) {
-    // A rail call for this intent is under way, or its process died between the phases. Only the same credential
-    // may take a claim over, and only once its lease has run out: another credential reaching its rail now could
-    // charge the principal twice for one funding.
-    const sameCall = attempt?.attemptId === claimed.attemptId && claimed.credentialDigest?.equals(credential.digest) === true;
-    const leaseOver = claimed.claimedAt!.getTime() + fundingClaimLeaseMs <= intent.transactionTime.getTime();
-    if (!sameCall || !leaseOver) {
-      throw new ServiceError('idempotency.request_in_progress', {
-        message: 'A funding credential for this intent is being processed by its rail; retry shortly with the same request.',
-      });
-    }
-  }
-  let poll = false;
-  let live: FundingAttempt | undefined;
-  if (attempt?.status === 'pending') {
-    if (!attempt.credentialDigest?.equals(credential.digest)) {
-      const problem = paymentProblem('invalid-challenge', 'Another credential for this challenge is being processed; poll with that one.');
-      return challenge(tx, adapter, context, intent, { status: 'credential_rejected' }, problem);
-    }
-    poll = true;
-  } else if (attempt?.status === 'challenged') {
-    // A declined challenge is spent; a credential naming it is judged as naming no challenge.
-    live = attempt;
-  }
-  const claimedAttempt = poll || live ? attempt : undefined;
-  if (claimedAttempt) {
-    queueAttemptClaim(tx, principal.tenantId, claimedAttempt.attemptId, {
-      credentialDigest: credential.digest,
-      credential: credential.data,
-      live: principal.environment === 'live',
-    });
-  }
-  return {
-    outside: async () => {
-      crashPoint('fund.after_phase1');
-      let outcome: CredentialOutcome;
-      try {
-        // Taking over a dead claim, the rail may already have acted on this credential: it is asked what became of
-        // it (resolve, which completes it if it had not), never judged afresh (a used authorization would fail).
-        outcome = poll
-          ? await adapter.poll(context, { reference: attempt!.reference ?? '', stored: attempt!.challenge, credential: credential.data })
-          : claimed && live && adapter.resolve
-            ? await adapter.resolve(context, { challenge: live.challenge, credential: credential.data, digest: credential.digest, reference: live.reference })
-            : await adapter.authorize(context, credential, live?.challenge);
-      } catch (error) {
-        if (!(error instanceof RailUnavailableError)) throw error;
-        return railUnavailable(error, intent, claimedAttempt, credential.digest);
-      }
-      // Test-only: the rail has acted, our outcome is not committed (docs/engine.md "Funding in two phases").
-      crashPoint('fund.after_rail_call');
-      return async (tx2) => {
-        // Phase 2 reads nothing: what it writes is guarded (the intent still open, the claim still this
-        // credential's) and travels with COMMIT; a guard that misses fails the message, and the command starts
-        // over from phase 1 (runIdempotentPhases).
-        queueStateGuard(tx2, intent, 'open');
-        return settleOutcome(tx2, request, { adapter, context, intent, attempt: claimedAttempt, outcome, credentialDigest: credential.digest, poll });
-      };
-    },
+  // Test-only: the rail has acted, our outcome is not committed (docs/engine.md "Funding in two phases").
+  crashPoint('fund.after_rail_call');
+  return async (tx2) => {
+    // Phase 2 reads nothing: what it writes is guarded (the intent still open, the claim still this
+    // credential's) and travels with COMMIT; a guard that misses fails the message, and the command starts
+    // over from phase 1 (runCommand).
+    queueStateGuard(tx2, intent, 'open');
+    return recordOutcome(tx2, request.keyring, adapter, context, intent, decideFundOutcome(intent, call, outcome));
   };
 }
 
-/**
- * The rail could not be reached (or its outcome is unknown): 503 `rail.unavailable` with Retry-After. When the
- * rail cannot have acted, the claim is released in the second phase (committed before the 503), so the same
- * request retried continues at once; when it may have acted, the claim stays: after its lease, the retry with the
- * same credential or the sweeper asks the rail again (resolve), which never charges twice.
- */
-function railUnavailable(
-  error: RailUnavailableError,
-  intent: Intent,
-  claimedAttempt: FundingAttempt | undefined,
-  credentialDigest: Buffer,
-): (tx: Queryable) => Promise<CommittedFailure> {
-  const outcomeUnknown = error instanceof RailOutcomeUnknownError;
-  const failure = new ServiceError('rail.unavailable', {
-    message: `The ${intent.settlementRail} rail is unavailable: ${error.reason}.`,
-    details: { settlement_rail: intent.settlementRail, reason: error.reason, retry_after_seconds: error.retryAfterSeconds, outcome_unknown: outcomeUnknown },
-    cause: error,
-  });
-  return async (tx) => {
-    if (claimedAttempt && !outcomeUnknown) queueClaimRelease(tx, intent.tenantId, claimedAttempt.attemptId, credentialDigest);
-    return new CommittedFailure(failure);
-  };
+/** The rail call the first phase decided on: a poll, a resolution, or a judgement of the credential. */
+function askRail(adapter: RailAdapter, context: FundingContext, decision: RailCallDecision): Promise<CredentialOutcome> {
+  switch (decision.kind) {
+    case 'poll':
+      return adapter.poll(context, decision.pending);
+    case 'resolve':
+      return adapter.resolve!(context, decision.claimed);
+    case 'authorize':
+      return adapter.authorize(context, decision.credential, decision.challenge);
+  }
+}
+
+/** The second phase's writes and answer for the rail's outcome, as decided. */
+async function recordOutcome(
+  tx: Queryable,
+  keyring: GatewayKeyring,
+  adapter: RailAdapter,
+  context: FundingContext,
+  intent: LockedIntent,
+  decision: FundOutcomeDecision,
+): Promise<EngineAnswer> {
+  if (decision.kind === 'refused') {
+    if (decision.release) queueClaimRelease(tx, context.tenantId, decision.release.attemptId, decision.release.credentialDigest);
+    return challenge(tx, adapter, context, intent, decision.funding, decision.problem);
+  }
+  queueAttemptUpdate(tx, context.tenantId, decision.update.attemptId, decision.update);
+  switch (decision.kind) {
+    case 'declined':
+      return challenge(tx, adapter, context, intent, decision.funding, undefined, decision.headers);
+    case 'pending':
+      return decision.answer;
+    case 'funded': {
+      const capabilityToken = await issueCapabilityToken(keyring, intent);
+      return fundedAnswer(recordFunding(tx, intent, adapter.rail, decision.reference), decision, capabilityToken);
+    }
+  }
 }
 
 /** A well-formed credential a fund request presents, and the rail whose header carried it. */
-interface RailCredential {
+interface PresentedRailCredential {
   readonly rail: RailName;
-  readonly credential: Extract<PresentedCredential, { kind: 'credential' }>;
+  readonly credential: RailCredential;
 }
 
 /** The well-formed credentials the request presents (malformed ones are judged once the rail is known). */
-function presentedCredentials(headers: FundRequest['headers']): RailCredential[] {
-  const presented: RailCredential[] = [];
+function presentedCredentials(headers: FundRequest['headers']): PresentedRailCredential[] {
+  const presented: PresentedRailCredential[] = [];
   for (const rail of railNames) {
     const credential = credentialReaders[rail](headers);
     if (credential.kind === 'credential') presented.push({ rail, credential });
@@ -234,54 +220,18 @@ function presentedCredentials(headers: FundRequest['headers']): RailCredential[]
   return presented;
 }
 
-async function settleOutcome(
+/** The money arrived: the intent marked funded and the ledger transaction of `transition` (the table's `fund`
+ * posting: escrow debited, the rail's funding account credited, landing with the commit), in the caller's
+ * transaction. The rail handshake, the sweeper and the sandbox simulator all end here. */
+export function recordFunding(
   tx: Queryable,
-  request: FundRequest,
-  step: {
-    adapter: RailAdapter;
-    context: FundingContext;
-    intent: LockedIntent;
-    attempt: FundingAttempt | undefined;
-    outcome: CredentialOutcome;
-    credentialDigest: Buffer;
-    poll: boolean;
-  },
-): Promise<EngineAnswer> {
-  const { adapter, context, intent, attempt, outcome } = step;
-  if (outcome.status === 'rejected') {
-    if (attempt) queueClaimRelease(tx, context.tenantId, attempt.attemptId, step.credentialDigest);
-    return challenge(tx, adapter, context, intent, outcome.funding, outcome.problem);
-  }
-  // Every judged credential names a recorded challenge: the rail rejects one that names none.
-  if (!attempt) throw new Error(`rail ${adapter.rail} judged a credential without a recorded challenge as ${outcome.status}`);
-  const reference = outcome.status === 'declined' ? null : outcome.reference;
-  queueAttemptUpdate(tx, context.tenantId, attempt.attemptId, {
-    status: outcome.status,
-    credentialDigest: step.credentialDigest,
-    reference,
-    poll: step.poll,
-    details: outcome.status === 'declined' ? undefined : outcome.details,
-  });
-  if (outcome.status === 'declined') return challenge(tx, adapter, context, intent, outcome.funding, undefined, outcome.headers);
-  if (outcome.status === 'pending') {
-    return { status: 202, body: fundBody(intent, outcome.funding), headers: { 'cache-control': 'no-store', ...outcome.headers } };
-  }
-  const capabilityToken = await issueCapabilityToken(request.keyring, intent);
-  const funded = recordFunding(tx, intent, adapter.rail, outcome.reference);
-  // The answer carries a capability token: never cached. `private` is what MPP requires beside a Payment-Receipt.
-  return {
-    status: 200,
-    body: fundBody(funded, outcome.funding, { capability_token: capabilityToken }),
-    headers: { ...outcome.headers, 'cache-control': 'private, no-store' },
-  };
-}
-
-/** The money arrived: the intent marked funded and the `fund` ledger transaction (escrow debited, the rail's funding
- * account credited, landing with the commit), in the caller's transaction. The rail handshake and the sandbox
- * simulator both end here. */
-export function recordFunding(tx: Queryable, intent: LockedIntent, rail: string, reference: string): LockedIntent {
+  intent: LockedIntent,
+  rail: string,
+  reference: string,
+  transition: Transition = transitionOf('fund', 'open', 'funded'),
+): LockedIntent {
   const funded = queueFundedTransition(tx, intent, reference);
-  const posting = transitionOf('fund', 'open', 'funded').posting!;
+  const posting = transition.posting!;
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId: randomUUID(),
     intentId: intent.intentId,
@@ -292,7 +242,7 @@ export function recordFunding(tx: Queryable, intent: LockedIntent, rail: string,
   return funded;
 }
 
-/** A 402 carrying a challenge; with a problem, as `application/problem+json` (MPP's form for refused credentials). */
+/** Issues a fresh challenge, records it (to travel with COMMIT), and answers 402 with it. */
 async function challenge(
   tx: Queryable,
   adapter: RailAdapter,
@@ -304,14 +254,7 @@ async function challenge(
 ): Promise<EngineAnswer> {
   const issued = adapter.issueChallenge(context);
   queueChallengeRecord(tx, context.tenantId, { intentId: intent.intentId, rail: adapter.rail, challengeId: issued.challengeId, stored: issued.stored });
-  const headers: ResponseHeaders = { ...issued.headers, ...extraHeaders, 'cache-control': 'no-store' };
-  const body = fundBody(intent, { ...issued.funding, ...funding });
-  if (!problem) return { status: 402, body, headers };
-  return {
-    status: 402,
-    body: { ...problem, status: 402, ...body },
-    headers: { ...headers, 'content-type': 'application/problem+json; charset=utf-8' },
-  };
+  return challengeAnswer(intent, issued, funding, problem, extraHeaders);
 }
 
 /** The capability a funded intent hands its agent: tenant, intent, tools and amount, until the deadline. */
@@ -393,22 +336,17 @@ export async function resolveStaleClaim(
     return await database.tenant(tenantId, async (tx): Promise<ClaimResolution> => {
       const relocked = await tx.run(lockIntentStatement(tenantId, intentId));
       if (!relocked || relocked.state !== 'open') return 'skipped';
-      // Guarded like the fund route's second phase: the claim must still be this credential's.
-      if (outcome.status === 'rejected') {
+      // Decided as the fund route's second phase decides, and guarded like it: the claim must still be this
+      // credential's. Nothing is answered: the client's retry answers from the recorded outcome.
+      const decision = decideFundOutcome(relocked, { attempt, credentialDigest: digest, poll: false }, outcome);
+      if (decision.kind === 'refused') {
         queueClaimRelease(tx, tenantId, attemptId, digest);
         return 'released';
       }
-      const reference = outcome.status === 'declined' ? null : outcome.reference;
-      queueAttemptUpdate(tx, tenantId, attemptId, {
-        status: outcome.status,
-        credentialDigest: digest,
-        reference,
-        poll: false,
-        details: outcome.status === 'declined' ? undefined : outcome.details,
-      });
-      if (outcome.status !== 'succeeded') return outcome.status;
+      queueAttemptUpdate(tx, tenantId, attemptId, decision.update);
+      if (decision.kind !== 'funded') return decision.kind;
       queueStateGuard(tx, relocked, 'open');
-      recordFunding(tx, relocked, adapter.rail, outcome.reference);
+      recordFunding(tx, relocked, adapter.rail, decision.reference);
       return 'funded';
     });
   } catch (error) {

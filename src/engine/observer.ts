@@ -3,8 +3,11 @@
 // imports nothing from above. The observer belongs to a Database (each app has its own), and a transaction the
 // engine runs is tied to its database's observer for its lifetime, so that what it posts is counted only once it
 // commits. An engine nobody watches reports nothing, at the cost of a map look-up per transaction.
+import { errorCatalogue } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Database, Queryable } from '../infra/database.ts';
+import { PredicateError } from '../predicate/errors.ts';
+import { SigningError } from '../signing/errors.ts';
 import type { LedgerEventKind } from '../contracts/ledger.ts';
 
 export interface EngineObserver {
@@ -36,7 +39,16 @@ export function transactionObserverOf(tx: Queryable): EngineObserver | undefined
   return transactionObservers.get(tx);
 }
 
-/** The status a command's failure answers with: a catalogue error's, else 500. */
+/** The status a refusal answers with, or undefined when `error` is not one (a bug, a lost database). The pure
+ * modules' errors carry a catalogue code and no status; the surfaces answer them as ServiceErrors of that code
+ * (src/services/pure-error-mapping.ts, above the engine), so their status is the catalogue's for the code. */
+export function refusalStatusOf(error: unknown): number | undefined {
+  if (error instanceof ServiceError) return error.statusCode;
+  if (error instanceof SigningError || error instanceof PredicateError) return errorCatalogue[error.code].status;
+  return undefined;
+}
+
+/** The status a command's failure answers with: a refusal's, else 500. */
 export function failureStatusOf(error: unknown): number {
-  return error instanceof ServiceError ? error.statusCode : 500;
+  return refusalStatusOf(error) ?? 500;
 }

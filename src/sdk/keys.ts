@@ -1,8 +1,8 @@
 // Ed25519 keys for the three signers of the protocol: the principal (signs intent creation), the payee (signs
 // evidence) and the agent (signs recognition proofs). Raw 32-byte seeds in, node:crypto underneath.
 import { randomBytes } from 'node:crypto';
-import { ServiceError } from '../errors/service-error.ts';
-import { bytesToBase64, ed25519SignerFromSeed, type Ed25519Signer } from '../signing/index.ts';
+import { errorCatalogue } from '../errors/catalogue.ts';
+import { bytesToBase64, ed25519SignerFromSeed, SigningError, type Ed25519Signer } from '../signing/index.ts';
 import { SvcSigningError } from './errors.ts';
 
 /** A private signing key. The seed is not kept: only the node:crypto key object. */
@@ -54,12 +54,13 @@ export function generateKey(): { readonly seedHex: string; readonly key: SvcSign
   return { seedHex: seed.toString('hex'), key: keyFromSeed(new Uint8Array(seed)) };
 }
 
-/** Runs a call into the signing core, turning its refusals (ServiceError `signing.*`, …) into `SvcSigningError`. */
+/** Runs a call into the signing core, turning its refusals (SigningError `signing.*`, …) into `SvcSigningError`,
+ * worded as the service words the same code. */
 export function withSigningErrors<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof ServiceError) throw new SvcSigningError(error.message, error.code, error.details, error);
+    if (error instanceof SigningError) throw new SvcSigningError(errorCatalogue[error.code].message, error.code, error.details, error);
     throw error;
   }
 }

@@ -47,7 +47,8 @@ export type SettlementRail = Intent['settlement_rail'];
  * contract leaves open. */
 export type FundingDetails = FundAnswer['funding'] & { readonly [field: string]: unknown };
 
-/** The contracts leave `predicate_evaluation` an open object; its shape is the evaluator's own (src/predicate). */
+/** `predicate_evaluation` under the evaluator's own names (src/predicate): the contracts describe the same shape, but
+ * leave open the copy stored with an evidence submission. */
 type WithEvaluation<T> = Omit<T, 'predicate_evaluation'> & { readonly predicate_evaluation: PredicateEvaluation };
 
 /** `POST /harbor/intents/{id}/evidence`. */

@@ -1,7 +1,7 @@
 // Issuing and revoking service-account API keys. The full key exists only in the answer to its creation.
+import type { ApiKeyCreateBody } from '../contracts/api-keys.ts';
 import { mintApiKey, type ApiKeyKind, type Environment } from '../credentials/api-key.ts';
 import { normalizeScopes } from '../credentials/mcp-scopes.ts';
-import type { Role } from '../credentials/roles.ts';
 import { insertApiKey, revokeApiKey, type ApiKeyRecord } from '../db/api-key-repository.ts';
 import { credentialRevocationChannel } from '../credentials/api-key.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -12,18 +12,15 @@ export interface IssuedApiKey {
   readonly apiKey: string;
 }
 
-export interface ApiKeyRequest {
-  readonly role: Role;
-  readonly name?: string;
-  /** Present for a restricted key (`svc_rk_…`), which is limited to these scopes as well as its role: catalogue scopes
-   * (`mcp.spend:write`) or preset names, which are expanded; anything else is refused (src/credentials/mcp-scopes.ts). */
-  readonly scopes?: readonly string[];
-}
-
+/**
+ * Issues a key as `POST /v1/admin/api-keys` asks (its body's contract, `ApiKeyCreateBody`). `scopes` present makes a
+ * restricted key (`svc_rk_…`), limited to those scopes as well as its role: catalogue scopes (`mcp.spend:write`) or
+ * preset names, which are expanded; anything else is refused (src/credentials/mcp-scopes.ts).
+ */
 export async function issueApiKey(
   tx: Queryable,
   tenant: { tenantId: string; environment: Environment },
-  request: ApiKeyRequest,
+  request: Readonly<ApiKeyCreateBody>,
 ): Promise<IssuedApiKey> {
   const kind: ApiKeyKind = request.scopes === undefined ? 'standard' : 'restricted';
   const minted = mintApiKey(kind, tenant.environment);

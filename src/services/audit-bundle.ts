@@ -18,6 +18,7 @@ import {
   type Ed25519Signer,
 } from '../signing/index.ts';
 import { ledgerCheckpointBytes, type LedgerCheckpoint, type LedgerLine } from './ledger-service.ts';
+import { asServiceError } from './pure-error-mapping.ts';
 import { artifactLeafBytes, checkInclusion, checkTreeHead, type SignedTreeHead } from './transparency-log.ts';
 
 export const auditManifestKind = 'svc.audit_export_manifest_v1';
@@ -157,8 +158,9 @@ export function verifyAuditBundle(
   try {
     const verified = verifyArtifact(manifest, options.publicKeyHex ? { trustedPublicKeys: [options.publicKeyHex] } : {});
     signingKeyHex = verified.signingPublicKeyHex;
-  } catch (error) {
-    if (!(error instanceof ServiceError)) throw error;
+  } catch (thrown) {
+    const error = asServiceError(thrown);
+    if (!(error instanceof ServiceError)) throw thrown;
     problems.push(`manifest signature: ${error.code} (${JSON.stringify(error.details ?? {})})`);
   }
   const tenantId = typeof manifest.tenant_realm_id === 'string' ? manifest.tenant_realm_id : null;
@@ -253,7 +255,8 @@ function verifyTransparencyFiles(
       if ((line.artifact as { tenant_id?: unknown })?.tenant_id !== undefined && (line.artifact as { tenant_id?: unknown }).tenant_id !== tenantId) {
         problems.push(`${where}: the artifact is of another tenant`);
       }
-    } catch (error) {
+    } catch (thrown) {
+      const error = asServiceError(thrown);
       const code = error instanceof ServiceError ? `${error.code} (${JSON.stringify(error.details ?? {})})` : (error as Error).message;
       problems.push(`${where}: the artifact does not verify: ${code}`);
     }

@@ -3,6 +3,7 @@
 // bound to one job. The bundle is built synchronously in the create
 // request (status `ready` at once); a job queue with `pending` jobs is a later change.
 import { randomBytes, sign } from 'node:crypto';
+import type { AuditExport, AuditExportCreateBody } from '../contracts/audit-exports.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { insertReadyAuditExport, listEvidenceForExport, type AuditExportRecord, type DisclosureTier, type ExportEvidence } from '../db/audit-export-repository.ts';
@@ -35,12 +36,6 @@ import { readLedgerTip, signLedgerCheckpoint } from './ledger-service.ts';
 import { latestTreeHead, leavesInWindow, publishTreeHeads, readInclusionProofs, type SignedTreeHead } from './transparency-log.ts';
 import type { Queryable } from '../infra/database.ts';
 
-export interface AuditExportRequest {
-  readonly filter?: { time_start?: string; time_end?: string; intent_id?: string };
-  readonly disclosure_tier?: DisclosureTier;
-  readonly retention_hours?: number;
-}
-
 /** What each tier discloses of evidence (the manifest's redaction_profile). */
 export const redactionProfiles: Record<DisclosureTier, string> = {
   standard: 'evidence_digests_only',
@@ -65,7 +60,7 @@ interface NormalizedFilter {
 }
 
 /** time_start / time_end are RFC 3339 (normalized to UTC seconds); the range is [time_start, time_end). */
-function normalizeFilter(filter: AuditExportRequest['filter'] = {}): NormalizedFilter {
+function normalizeFilter(filter: AuditExportCreateBody['filter'] = {}): NormalizedFilter {
   const invalid = (field: string): never => {
     throw new ServiceError('audit_export.filter_invalid', { details: { field } });
   };
@@ -186,7 +181,7 @@ export async function createAuditExport(
   database: Database,
   keyring: GatewayKeyring,
   principal: Principal,
-  request: AuditExportRequest,
+  request: AuditExportCreateBody,
 ): Promise<AuditExportRecord> {
   const { tenantId } = principal;
   const gatewayKey = keyring.active;
@@ -260,7 +255,8 @@ export async function issueDownloadToken(keyring: GatewayKeyring, job: AuditExpo
   return { download_token: token, download_token_expires_at: new Date(expiresAtMs).toISOString(), download_path: auditExportDownloadPath(job.jobId) };
 }
 
-export function presentAuditExport(job: AuditExportRecord) {
+/** A job as the audit export routes answer it. */
+export function presentAuditExport(job: AuditExportRecord): AuditExport {
   return {
     object: 'audit_export',
     id: job.jobId,
@@ -269,7 +265,7 @@ export function presentAuditExport(job: AuditExportRecord) {
     tenant_realm_id: job.tenantId,
     tenant_id: job.tenantId,
     disclosure_tier: job.disclosureTier,
-    filter: job.filter,
+    filter: exportFilterOf(job.filter),
     created_at: job.createdAt.toISOString(),
     expires_at: job.expiresAt.toISOString(),
     deleted_at: job.deletedAt?.toISOString() ?? null,
@@ -278,4 +274,14 @@ export function presentAuditExport(job: AuditExportRecord) {
     bundle_sha256: job.bundleSha256 ? bytesToHex(job.bundleSha256) : null,
     bundle_size_bytes: job.bundleSizeBytes,
   };
+}
+
+/** The stored filter (what normalizeFilter kept: only the members given, as text) as the answer lists it. */
+function exportFilterOf(stored: Record<string, unknown>): AuditExport['filter'] {
+  const filter: AuditExport['filter'] = {};
+  for (const field of ['time_start', 'time_end', 'intent_id'] as const) {
+    const value = stored[field];
+    if (typeof value === 'string') filter[field] = value;
+  }
+  return filter;
 }

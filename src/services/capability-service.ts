@@ -6,7 +6,8 @@
 // more about an intent than the presented token already proves: before the token establishes tenant and intent,
 // nothing is read from the database.
 import { randomUUID } from 'node:crypto';
-import { capabilityDenyCodes, type CapabilityDenyCode } from '../contracts/spend-decisions.ts';
+import type { IntentBudget as IntentBudgetAnswer } from '../contracts/intents.ts';
+import { capabilityDenyCodes, type CapabilityDenyCode, type CapabilityVerdict, type SpendDecision as SpendDecisionAnswer } from '../contracts/spend-decisions.ts';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
 import { findIntent, lockIntent, type Intent } from '../db/intent-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
@@ -52,29 +53,13 @@ export interface VerifyRequest {
   readonly currency?: string | undefined;
 }
 
-export interface VerifyAnswer {
-  readonly allow: boolean;
-  readonly tenant: string;
-  readonly tenant_id: string;
-  readonly intent_id: string;
-  readonly audit_id: string;
-  readonly decision_id?: string;
-  readonly code: CapabilityDenyCode | null;
-  readonly message: string;
-  readonly reason_codes: string[];
-  /** amount − reserved − consumed after this decision; 0 when the token establishes no intent of this tenant. */
-  readonly remaining_cents: number;
-  readonly operation: string;
-  readonly requested_spend_cents: number;
-}
-
 export const normalizeOperation = (operation: string): string => operation.trim().toLowerCase();
 
-export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, tenantId: string, request: VerifyRequest, nowMs = Date.now()): Promise<VerifyAnswer> {
+export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, tenantId: string, request: VerifyRequest, nowMs = Date.now()): Promise<CapabilityVerdict> {
   const operation = normalizeOperation(request.operation);
   // One audit id per call, allowed or not; an allowed call's decision row carries it too.
   const auditId = randomUUID();
-  const answer = (code: CapabilityDenyCode | null, remainingCents: bigint, decisionId?: string): VerifyAnswer => {
+  const answer = (code: CapabilityDenyCode | null, remainingCents: bigint, decisionId?: string): CapabilityVerdict => {
     // Reservations are only inserted within the amount, under the intent's lock: a negative rest is a broken invariant.
     if (remainingCents < 0n) throw new Error(`intent ${request.intentId} has ${remainingCents} cents left: reservations exceed its amount`);
     const reasonCodes = code === null ? [] : [code];
@@ -133,15 +118,8 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
   return answer(null, remainingCents - requestedCents, decision.decisionId);
 }
 
-export interface SpendDecisionAnswer {
-  readonly decision_id: string;
-  readonly intent_id: string;
-  readonly status: SpendDecision['status'];
-  readonly requested_spend_cents: number;
-  readonly completed_at: string | null;
-}
-
-const presentDecision = (decision: SpendDecision): SpendDecisionAnswer => ({
+/** A decision as `POST /v1/spend/decisions/{decision_id}/complete` answers it, but for its action receipt. */
+const presentDecision = (decision: SpendDecision): Omit<SpendDecisionAnswer, 'agent_receipt'> => ({
   decision_id: decision.decisionId,
   intent_id: decision.intentId,
   status: decision.status,
@@ -167,7 +145,7 @@ export async function completeSpendDecision(
   decisionId: string,
   outcome: SpendOutcome,
   report: ToolCallReport = {},
-): Promise<SpendDecisionAnswer & { agent_receipt: Record<string, unknown> }> {
+): Promise<SpendDecisionAnswer> {
   const id = decisionId.toLowerCase();
   let decision = await completeReservedDecision(tx, tenantId, id, outcome);
   if (!decision) {
@@ -183,20 +161,10 @@ export async function completeSpendDecision(
   return { ...presentDecision(decision), agent_receipt: receipt };
 }
 
-/** What an intent's capability can still spend, as the next /verify would see it, without reserving anything. */
-export interface IntentBudget {
-  readonly intent_id: string;
-  readonly state: Intent['state'];
-  readonly currency: string;
-  readonly amount_cents: number;
-  readonly reserved_cents: number;
-  readonly consumed_cents: number;
-  /** amount − reserved − consumed; spending is possible only while the intent is funded (or evidence is recorded). */
-  readonly remaining_cents: number;
-}
-
-/** The budget of one intent of the tenant, read without a lock: a snapshot, while /verify decides under the lock. */
-export async function readIntentBudget(tx: Queryable, tenantId: string, intentId: string): Promise<IntentBudget> {
+/** What an intent's capability can still spend, as the next /verify would see it, without reserving anything: the
+ * budget read's answer but for the members the route adds (`object`, the tenant). Read without a lock: a snapshot,
+ * while /verify decides under the lock. */
+export async function readIntentBudget(tx: Queryable, tenantId: string, intentId: string): Promise<Omit<IntentBudgetAnswer, 'object' | 'tenant_id'>> {
   const intent = await findIntent(tx, tenantId, intentId);
   if (!intent) throw new ServiceError('intent.not_found');
   const totals = await sumSpend(tx, tenantId, intent.intentId);

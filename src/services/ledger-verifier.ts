@@ -8,6 +8,7 @@ import { ledgerTransactionEntriesMax, ledgerVerifyBatchRows, ledgerVerifyProblem
 import type { Database, Queryable } from '../infra/database.ts';
 import { encodeLedgerRowBody, formatRfc3339MillisecondsUtc, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../signing/index.ts';
 import { ledgerAccounts, ledgerTransactionProblems, type LedgerEntry, type LedgerSideName } from './ledger-service.ts';
+import { asServiceError } from './pure-error-mapping.ts';
 
 export interface LedgerVerifyReport {
   readonly tenantId: string;
@@ -124,8 +125,10 @@ class LedgerCheck {
         recorded_at: formatRfc3339MillisecondsUtc(row.recordedAt.getTime()),
       });
       if (!Buffer.from(expected).equals(row.body)) this.problem(`row ${row.ledgerSeq}: body does not match the row's columns`);
-    } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
+    } catch (thrown) {
+      // The encoder's SigningError, in the catalogue's words as the report has always given them.
+      const error = asServiceError(thrown);
+      if (!(error instanceof ServiceError)) throw thrown;
       this.problem(`row ${row.ledgerSeq}: columns cannot be encoded as a body (${error.message})`);
     }
   }

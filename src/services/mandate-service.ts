@@ -1,6 +1,7 @@
 // Agent mandates `svc.agent_mandate_v1` (docs/protocol.md#mandates): verifying a signed mandate, and importing one
 // for an intent. An import checks that the mandate covers the intent, consumes its nonce (single-use per tenant),
 // appends the mandate and its authorization receipt to the tenant's transparency log and answers the receipt.
+import type { MandateImportBody, MandateImported } from '../contracts/protocol.ts';
 import type { Environment } from '../credentials/api-key.ts';
 import { findIntent, type Intent } from '../db/intent-repository.ts';
 import { insertMandateImport } from '../db/mandate-import-repository.ts';
@@ -87,13 +88,6 @@ function assertMandateCovers(mandate: MandateBody, intent: Intent): void {
   if (!mandate.allowed_actions.includes(mandateIntentAction)) refuse('mandate.action_not_allowed', { action: mandateIntentAction });
 }
 
-export interface MandateImportRequest {
-  readonly signed_mandate: Record<string, unknown>;
-  readonly intent_id: string;
-  readonly transport_binding?: Record<string, string>;
-  readonly recognition_proof: Record<string, unknown>;
-}
-
 /** The bytes the import's recognition proof binds: the request body without the proof, keys in the order sent. */
 export function mandateImportBodyBytes(body: Readonly<Record<string, unknown>>): Uint8Array {
   const { recognition_proof: _proof, ...bound } = body;
@@ -105,9 +99,9 @@ export async function importMandate(
   tx: Queryable,
   keyring: GatewayKeyring,
   caller: { tenantId: string; environment: Environment },
-  request: MandateImportRequest,
+  request: MandateImportBody,
   nowMs = Date.now(),
-): Promise<Record<string, unknown>> {
+): Promise<MandateImported> {
   const verdict = await verifyMandate(tx, request.signed_mandate, caller, nowMs);
   if (!verdict.valid) throw new ServiceError(verdict.code, { message: verdict.message, ...(verdict.details ? { details: verdict.details } : {}) });
   const mandate = verdict.mandate as unknown as MandateBody;
@@ -115,7 +109,7 @@ export async function importMandate(
     purpose: mandateImportPurpose,
     method: 'POST',
     path: mandateImportPath,
-    bodyBytes: mandateImportBodyBytes(request as unknown as Record<string, unknown>),
+    bodyBytes: mandateImportBodyBytes(request),
     tenantId: caller.tenantId,
     verifierId: recognitionVerifierIdDefault,
     nowMs,
@@ -159,6 +153,7 @@ export async function importMandate(
     artifact: request.signed_mandate,
   })] as const);
   const [receiptLeafIndex] = await recordReceipts(tx, caller.tenantId, [{ receipt, placement: { family: 'protocol', intentId } }]);
+  if (receiptLeafIndex === undefined) throw new Error('recording one receipt answered no leaf index');
   return {
     valid: true,
     intent_id: intentId,

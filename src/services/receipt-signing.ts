@@ -10,6 +10,7 @@ import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
 import { artifactKinds, type ArtifactKindName } from '../signing/artifact-kinds.ts';
 import { signArtifactWithBytes, verifyArtifact } from '../signing/artifacts.ts';
 import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
+import { asServiceError } from './pure-error-mapping.ts';
 import { appendLeafStatement, assertLeaf, logPositionOf } from './transparency-log.ts';
 
 /** The fields of a signed wire that are not hashed: left out to get back the canonical body. */
@@ -173,11 +174,13 @@ export function verifyForRoute(
     options.trust(verified.signingPublicKeyHex);
     if (options.tenantOf(verified.body) !== options.tenantId) refuse('artifact.tenant_mismatch');
     return { valid: true, kind: verified.kind, body: verified.body, messageDigestHex: verified.messageDigestHex, signingPublicKeyHex: verified.signingPublicKeyHex };
-  } catch (error) {
+  } catch (thrown) {
+    // The signing core's refusals arrive as SigningErrors; the verdict answers them as the catalogue words them.
+    const error = asServiceError(thrown);
     if (error instanceof ServiceError && verdictCodes.has(error.code)) {
       return { valid: false, code: error.code, message: error.message, ...(error.details ? { details: error.details as Record<string, unknown> } : {}) };
     }
-    throw error;
+    throw thrown;
   }
 }
 

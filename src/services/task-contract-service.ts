@@ -1,6 +1,7 @@
 // A2A task contracts (docs/protocol.md#task-contracts): each intent of the tenant as a contract an A2A peer can
 // read before it takes the task: the rule that releases the money, the amount, the deadline, the allowed tools and
 // the payee. Read from the intents themselves; nothing is stored for them.
+import type { TaskContract, TaskContractPage, TaskContractRule } from '../contracts/protocol.ts';
 import { findIntent, listIntents, type Intent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -10,7 +11,7 @@ import { sha256Hex } from '../signing/digests.ts';
 export const taskContractKind = 'svc.a2a_task_contract_v1';
 
 /** How the intent's money is released: its bound policy version, a completion preset, or an inline predicate. */
-function ruleOf(intent: Intent): Record<string, unknown> {
+function ruleOf(intent: Intent): TaskContractRule {
   const predicate = { predicate_dsl: intent.predicateDsl, predicate_digest_sha256_hex: sha256Hex(canonicalJson(intent.predicateDsl)) };
   if (intent.policyTemplateId !== null) {
     return {
@@ -25,7 +26,7 @@ function ruleOf(intent: Intent): Record<string, unknown> {
   return { kind: 'predicate', ...predicate };
 }
 
-export function taskContractOf(intent: Intent): Record<string, unknown> {
+export function taskContractOf(intent: Intent): TaskContract {
   return {
     kind: taskContractKind,
     contract_id: intent.intentId,
@@ -37,7 +38,7 @@ export function taskContractOf(intent: Intent): Record<string, unknown> {
     amount_cents: intent.amountCents,
     currency: intent.currency,
     deadline: intent.deadlineText,
-    allowed_tools: intent.allowedTools,
+    allowed_tools: [...intent.allowedTools],
     payee_did: intent.payeeDid,
     principal_did: intent.principalDid,
     settlement_rail: intent.settlementRail,
@@ -45,7 +46,7 @@ export function taskContractOf(intent: Intent): Record<string, unknown> {
   };
 }
 
-export async function readTaskContract(tx: Queryable, tenantId: string, contractId: string): Promise<Record<string, unknown>> {
+export async function readTaskContract(tx: Queryable, tenantId: string, contractId: string): Promise<TaskContract> {
   const intent = await findIntent(tx, tenantId, contractId.toLowerCase());
   if (!intent) throw new ServiceError('task_contract.not_found');
   return taskContractOf(intent);
@@ -56,7 +57,7 @@ export async function listTaskContracts(
   tx: Queryable,
   tenantId: string,
   page: { limit: number; cursor?: string | undefined },
-): Promise<Record<string, unknown>> {
+): Promise<TaskContractPage> {
   const startingAfter = page.cursor?.toLowerCase();
   const found = await listIntents(tx, tenantId, { limit: page.limit, startingAfter });
   // Only an empty page can come from an unknown cursor (another tenant's contract included): say so, as intents do.

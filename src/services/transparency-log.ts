@@ -23,6 +23,7 @@ import {
 } from '../signing/merkle.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
+import { asServiceError } from './pure-error-mapping.ts';
 
 export const treeHeadKind = 'svc.transparency_tree_head_v1';
 
@@ -415,7 +416,8 @@ function hexToHash(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text, 'hex'));
 }
 
-function describeError(error: unknown): string {
+function describeError(thrown: unknown): string {
+  const error = asServiceError(thrown);
   if (error instanceof ServiceError) {
     const field = typeof error.details?.field === 'string' ? ` (${error.details.field})` : '';
     return `${error.code}${field}`;

@@ -1,7 +1,5 @@
 // Signs and verifies `ed25519-sha256-json-v1` artifacts from the field-order table in artifact-kinds.ts:
 // canonical bytes = compact JSON in the kind's order, digest = SHA-256 of them, signature = Ed25519 over the digest.
-import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
-import type { ErrorCode } from '../errors/catalogue.ts';
 import { jsonNestingDepthMax } from '../limits.ts';
 import {
   artifactKinds,
@@ -14,6 +12,7 @@ import {
 import { sha256 } from './digests.ts';
 import { ed25519PublicKey, verifyEd25519, type Ed25519Signer } from './ed25519.ts';
 import { bytesToHex, isCanonicalUuidText, isWellFormedText } from './encoding.ts';
+import { SigningError, type SigningErrorCode, type SigningErrorDetails } from './errors.ts';
 import { isRfc3339SecondsUtc } from './rfc3339.ts';
 
 export interface VerifiedArtifact {
@@ -41,9 +40,9 @@ const formatPatterns: Record<Exclude<StringFormat, 'uuid' | 'hex64_or_uuid' | 'r
   currency_iso: /^[a-z]{3}$/,
 };
 
-/** Refuses an artifact with a catalogue code (shared by every signed-artifact reader in signing/). */
-export function fail(code: ErrorCode, details: ErrorDetails): never {
-  throw new ServiceError(code, { details });
+/** Refuses an artifact with an `artifact.*` code (shared by every signed-artifact reader in signing/). */
+export function fail(code: SigningErrorCode, details: SigningErrorDetails): never {
+  throw new SigningError(code, details);
 }
 
 export function malformed(field: string, reason: string): never {

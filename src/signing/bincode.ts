@@ -58,7 +58,7 @@ const integerRange: Record<IntegerKind, readonly [min: bigint, max: bigint]> = {
   i128: [-(2n ** 127n), 2n ** 127n - 1n],
 };
 
-/** Encodes `value` as `type` and returns the bytes. Throws ServiceError `signing.value_invalid` naming the field. */
+/** Encodes `value` as `type` and returns the bytes. Throws SigningError `signing.value_invalid` naming the field. */
 export function encodeBincode(type: BincodeType, value: unknown, field = 'value'): Uint8Array {
   const writer = new ByteWriter();
   writeValue(writer, type, value, field);

@@ -1,6 +1,6 @@
 // Strict text encodings of signing material: lowercase hex, standard base64, base64url and canonical UUID text.
 // Every decoder rejects what it cannot read back exactly, so one byte string has one accepted spelling.
-import { ServiceError } from '../errors/service-error.ts';
+import { SigningError } from './errors.ts';
 
 const lowercaseHexPattern = /^(?:[0-9a-f]{2})*$/;
 const standardBase64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -9,7 +9,7 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}
 
 /** Throws the one error every signing-value check raises, naming the field and why it was refused. */
 export function valueInvalid(field: string, reason: string): never {
-  throw new ServiceError('signing.value_invalid', { details: { field, reason } });
+  throw new SigningError('signing.value_invalid', { field, reason });
 }
 
 export function bytesToHex(bytes: Uint8Array): string {

@@ -1,6 +1,7 @@
 // The public surface of the signing core: pure functions over bytes and JSON values (node:crypto is the only I/O).
 // The engine, the gateway and the SDK import from here; docs/signing.md describes every structure.
 export { canonicalJson, CanonicalJsonError } from './canonical-json.ts';
+export { SigningError, signingErrorCodes, type SigningErrorCode, type SigningErrorDetails } from './errors.ts';
 export { bincodeType, encodeBincode, type BincodeType, type EnumValue, type EnumVariant, type StructFields } from './bincode.ts';
 export {
   base64ToBytes,

@@ -2,8 +2,6 @@
 // request is, and build proofs for clients and tests. Key lookup, first-use registration and nonces are the
 // caller's (src/services/recognition-service.ts).
 import { randomUUID } from 'node:crypto';
-import type { ErrorCode } from '../errors/catalogue.ts';
-import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import {
   recognitionClockSkewMs,
   recognitionNonceLengthMax,
@@ -15,6 +13,7 @@ import { canonicalArtifactBytes, signArtifact } from './artifacts.ts';
 import { sha256, sha256Hex } from './digests.ts';
 import { Ed25519PublicKey, ed25519PublicKey, verifyEd25519, type Ed25519Signer } from './ed25519.ts';
 import { base64UrlOrStandardToBytes, bytesToHex } from './encoding.ts';
+import { SigningError, type SigningErrorCode, type SigningErrorDetails } from './errors.ts';
 import { formatRfc3339SecondsUtc, parseRfc3339SecondsUtc } from './rfc3339.ts';
 
 export const recognitionProofHeaderName = 'x-svc-agent-recognition-proof';
@@ -73,8 +72,8 @@ const scopeTokenPattern = /^[a-z0-9][a-z0-9._:/-]{0,127}$/;
 const hex64Pattern = /^[0-9a-f]{64}$/;
 const hex128Pattern = /^[0-9a-f]{128}$/;
 
-function fail(code: ErrorCode, details?: ErrorDetails): never {
-  throw new ServiceError(code, details ? { details } : {});
+function fail(code: SigningErrorCode, details?: SigningErrorDetails): never {
+  throw new SigningError(code, details);
 }
 
 /** Header text → the JSON value it carries. Absent → `recognition.required`; anything unreadable → `recognition.malformed`. */

@@ -1,9 +1,9 @@
 // RFC 3339 timestamps exactly as a Rust server with `time::serde::rfc3339` reads and re-writes them, because the
 // signed bytes carry the re-written text, not the text the client sent
 // (docs/signing.md#rfc-3339-as-a-rust-server-re-writes-it).
-import { ServiceError } from '../errors/service-error.ts';
 import { rfc3339TextLengthMax } from '../limits.ts';
 import { valueInvalid } from './encoding.ts';
+import { SigningError } from './errors.ts';
 
 export interface Rfc3339Time {
   /** The text `time`'s Rfc3339 formatter writes for the parsed value. */
@@ -77,7 +77,7 @@ export function isRfc3339SecondsUtc(text: unknown): boolean {
     parseRfc3339SecondsUtc(text, 'timestamp');
     return true;
   } catch (error) {
-    if (error instanceof ServiceError) return false;
+    if (error instanceof SigningError) return false;
     throw error;
   }
 }

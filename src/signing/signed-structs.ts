@@ -1,8 +1,8 @@
 // The bincode layouts clients sign on the engine path: IntentCreationSign v4-v7 with the optional
 // CompletionContractSignV1 tail and EvidenceSignV1 version 2 (docs/signing.md#signed-structures).
-import { ServiceError } from '../errors/service-error.ts';
 import { bincodeType as t, encodeBincode, type StructFields } from './bincode.ts';
 import { allowedToolsDigest, artifactsDigest, jsonDigestBlake3 } from './digests.ts';
+import { SigningError } from './errors.ts';
 import { normalizeRfc3339 } from './rfc3339.ts';
 
 /** Every IntentCreationSign version we can encode; 6 and 7 are the fundable ones
@@ -118,7 +118,7 @@ export interface EvidenceSign {
 /** Refuses an unknown version before anything else is looked at, since another version may have another shape. */
 export function assertKnownSigningVersion(version: unknown): asserts version is IntentSigningVersion {
   if (!intentSigningVersionsKnown.includes(version as IntentSigningVersion)) {
-    throw new ServiceError('signing.version_unsupported', { details: { field: 'signing_version', value: version } });
+    throw new SigningError('signing.version_unsupported', { field: 'signing_version', value: version });
   }
 }
 
@@ -126,7 +126,7 @@ export function assertKnownSigningVersion(version: unknown): asserts version is 
 export function assertFundableSigningVersion(version: unknown): asserts version is FundableSigningVersion {
   assertKnownSigningVersion(version);
   if (!intentSigningVersionsFundable.includes(version as FundableSigningVersion)) {
-    throw new ServiceError('signing.version_deprecated', { details: { field: 'signing_version', value: version } });
+    throw new SigningError('signing.version_deprecated', { field: 'signing_version', value: version });
   }
 }
 

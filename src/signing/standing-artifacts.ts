@@ -178,7 +178,7 @@ const hex64 = hexPattern(64);
  * Verifies a standing artifact offline: a receipt, the `GET /reputation` answer around it (`{…, receipt}`), or a
  * portfolio snapshot. Order: kind and schema_version, algorithm (before any hashing or key use), material shape,
  * trusted keys (when `trustedPublicKeys` is non-empty the embedded key must be one of them), signed fields, digest,
- * signature. Throws ServiceError with an `artifact.*` code on the first failure.
+ * signature. Throws SigningError with an `artifact.*` code on the first failure.
  */
 export function verifyStandingArtifact(json: unknown, trustedPublicKeys: readonly string[] = []): VerifiedStandingArtifact {
   const artifact = isPlainObject(json) && isPlainObject(json.receipt) ? json.receipt : json;

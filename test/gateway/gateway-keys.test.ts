@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jwtAudiences, signGatewayJwt, verifyGatewayJwt } from '../../src/credentials/gateway-jwt.ts';
 import {
@@ -64,6 +64,26 @@ describe('gateway JWTs', () => {
     const payload = await verifyGatewayJwt(keyring, token, jwtAudiences.session);
     expect(payload).toMatchObject({ tid: 'acme', sub: 'user_1', aud: 'svc-session', iss: 'svc-gateway', roles: ['admin'] });
     await expect(verifyGatewayJwt(keyring, token, jwtAudiences.auditExportDownload)).rejects.toMatchObject({ reason: 'invalid' });
+  });
+
+  it('signs the very bytes jose\'s SignJWT signs for the same claims', async () => {
+    const now = new Date('2026-11-25T10:00:00.500Z');
+    const claims = { intent_id: 'int_1', allowed_tools: ['search.web'], amount_cents: 500, sub: 'placed first' };
+    const token = await signGatewayJwt(keyring, claims, { ...tokenOptions, now });
+    const { jti } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string };
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expected = await new SignJWT({ ...claims, tid: tokenOptions.tenantId })
+      .setProtectedHeader({ alg: 'EdDSA', kid: keyring.active.kid, typ: 'JWT' })
+      .setIssuer('svc-gateway')
+      .setSubject(tokenOptions.subject)
+      .setAudience(tokenOptions.audience)
+      .setIssuedAt(issuedAt)
+      .setNotBefore(issuedAt)
+      .setExpirationTime(issuedAt + tokenOptions.expiresInSeconds)
+      .setJti(jti)
+      .sign(keyring.active.privateKey);
+    expect(token).toBe(expected);
+    await expect(signGatewayJwt(keyring, {}, { ...tokenOptions, now: new Date(Number.NaN) })).rejects.toThrow(TypeError);
   });
 
   it('rejects alg none, HS256 keyed with our public key, unknown and missing kid, tampering and expiry', async () => {

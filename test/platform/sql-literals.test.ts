@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inlineParameters, sqlLiteral, type SqlText } from '../../src/infra/sql-literals.ts';
+import { escapeLiteral, inlineParameters, sqlLiteral, type SqlText } from '../../src/infra/sql-literals.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 describe('sqlLiteral', () => {
@@ -54,6 +54,13 @@ describe('sqlLiteral', () => {
     const literal = sqlLiteral(instant);
     expect(literal).toMatch(/^'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d'$/);
     expect(new Date(literal.slice(1, -1)).getTime()).toBe(instant.getTime());
+  });
+});
+
+describe('escapeLiteral', () => {
+  it('writes what pg.escapeLiteral writes, for any text', () => {
+    const texts = fc.oneof(fc.string({ unit: fc.constantFrom("'", '\\', '"', 'a', ' ', 'E', '\u00e9', '\u{1F600}') }), fc.string({ unit: 'binary' }));
+    fc.assert(fc.property(texts, (text) => escapeLiteral(text) === pg.escapeLiteral(text)), { numRuns: 2000 });
   });
 });
 

@@ -4,7 +4,7 @@
 import * as noble from '@noble/ed25519';
 import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/errors/service-error.ts';
+import { SigningError } from '../../src/signing/errors.ts';
 import { canonicalArtifactBytes, ed25519SignerFromSeed, signArtifact, verifyArtifact, type ArtifactKindName } from '../../src/signing/index.ts';
 
 noble.hashes.sha512 = sha512;
@@ -162,16 +162,16 @@ const samples: Record<Exclude<ArtifactKindName, 'svc.agent_recognition_proof_v1'
   },
 };
 
-function expectCode(action: () => unknown, code: string): ServiceError {
+function expectCode(action: () => unknown, code: string): SigningError {
   let caught: unknown;
   try {
     action();
   } catch (error) {
     caught = error;
   }
-  expect(caught).toBeInstanceOf(ServiceError);
-  expect((caught as ServiceError).code).toBe(code);
-  return caught as ServiceError;
+  expect(caught).toBeInstanceOf(SigningError);
+  expect((caught as SigningError).code).toBe(code);
+  return caught as SigningError;
 }
 
 /** Every path to a string, number or boolean leaf of a JSON value. */
@@ -219,7 +219,7 @@ describe('every kind round-trips and verifies independently', () => {
     expect(paths.length).toBeGreaterThanOrEqual(7);
     for (const path of paths) {
       const changed = withLeafChanged(wire, path);
-      expect(() => verifyArtifact(changed), path.join('.')).toThrow(ServiceError);
+      expect(() => verifyArtifact(changed), path.join('.')).toThrow(SigningError);
       expect(independentlyVerifies(changed), path.join('.')).toBe(false);
     }
   });

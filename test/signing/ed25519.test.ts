@@ -4,7 +4,7 @@ import * as noble from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/errors/service-error.ts';
+import { SigningError } from '../../src/signing/errors.ts';
 import {
   base64ToBytes,
   base64UrlOrStandardToBytes,
@@ -26,9 +26,9 @@ function expectValueInvalid(action: () => unknown, field: string): void {
   } catch (error) {
     caught = error;
   }
-  expect(caught).toBeInstanceOf(ServiceError);
-  expect((caught as ServiceError).code).toBe('signing.value_invalid');
-  expect((caught as ServiceError).details?.field).toBe(field);
+  expect(caught).toBeInstanceOf(SigningError);
+  expect((caught as SigningError).code).toBe('signing.value_invalid');
+  expect((caught as SigningError).details?.field).toBe(field);
 }
 
 describe('RFC 8032 §7.1 through node:crypto', () => {

@@ -4,6 +4,8 @@ import * as noble from '@noble/ed25519';
 import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
+import { asServiceError } from '../../src/services/pure-error-mapping.ts';
+import { SigningError } from '../../src/signing/errors.ts';
 import {
   createRecognitionProof,
   decodeRecognitionProofHeader,
@@ -50,8 +52,8 @@ function codeOf(action: () => unknown): string {
   try {
     action();
   } catch (error) {
-    expect(error).toBeInstanceOf(ServiceError);
-    return (error as ServiceError).code;
+    expect(error).toBeInstanceOf(SigningError);
+    return (error as SigningError).code;
   }
   return 'accepted';
 }
@@ -130,13 +132,17 @@ describe('each failure has its own code', () => {
     expect(codeOf(action)).toBe(code);
   });
 
-  it('every recognition code is a 401; an unknown schema_version is the artifact-wide 400', () => {
+  it('every recognition code is a 401 as the API answers it; an unknown schema_version is the artifact-wide 400', () => {
     for (const [, action, code] of cases) {
+      let thrown: unknown;
       try {
         action();
       } catch (error) {
-        expect((error as ServiceError).statusCode).toBe(code.startsWith('recognition.') ? 401 : 400);
+        thrown = error;
       }
+      const mapped = asServiceError(thrown);
+      expect(mapped).toBeInstanceOf(ServiceError);
+      expect((mapped as ServiceError).statusCode).toBe(code.startsWith('recognition.') ? 401 : 400);
     }
   });
 });

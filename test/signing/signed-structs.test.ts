@@ -3,7 +3,7 @@
 // body and chain, RFC 3339 normalization, and refusals.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/errors/service-error.ts';
+import { SigningError } from '../../src/signing/errors.ts';
 import {
   allowedToolsDigest,
   artifactsDigest,
@@ -32,14 +32,14 @@ const text = (value: string): string => Buffer.from(value, 'utf8').toString('hex
 /** A short bincode String by hand: one length byte, then UTF-8 (independent of the encoder under test). */
 const shortString = (value: string): string => Buffer.from([Buffer.byteLength(value)]).toString('hex') + text(value);
 
-function caught(action: () => unknown): ServiceError {
+function caught(action: () => unknown): SigningError {
   try {
     action();
   } catch (error) {
-    expect(error).toBeInstanceOf(ServiceError);
-    return error as ServiceError;
+    expect(error).toBeInstanceOf(SigningError);
+    return error as SigningError;
   }
-  throw new Error('expected a ServiceError, nothing was thrown');
+  throw new Error('expected a SigningError, nothing was thrown');
 }
 
 function expectValueInvalid(action: () => unknown, field: string): void {

@@ -11,7 +11,7 @@ vi.mock('../../src/signing/digests.ts', async (importOriginal) => {
   return { ...actual, sha256: vi.fn(actual.sha256), sha256Hex: vi.fn(actual.sha256Hex), jsonDigestBlake3: vi.fn(actual.jsonDigestBlake3) };
 });
 
-const { ServiceError } = await import('../../src/errors/service-error.ts');
+const { SigningError } = await import('../../src/signing/errors.ts');
 const digests = await import('../../src/signing/digests.ts');
 const ed25519 = await import('../../src/signing/ed25519.ts');
 const { createRecognitionProof, ed25519SignerFromSeed, intentCreationSigningBytes, signArtifact, verifyArtifact, verifyRecognitionProof } =
@@ -25,8 +25,8 @@ function codeOf(action: () => unknown): string {
   try {
     action();
   } catch (error) {
-    expect(error).toBeInstanceOf(ServiceError);
-    return (error as InstanceType<typeof ServiceError>).code;
+    expect(error).toBeInstanceOf(SigningError);
+    return (error as InstanceType<typeof SigningError>).code;
   }
   return 'nothing thrown';
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors/service-error.ts';
 import { consoleFormBytesMax } from '../../limits.ts';
+import { asServiceError } from '../../services/pure-error-mapping.ts';
 import { html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
 import { notFoundPage, send, consoleAccess, type FormBody } from './routing.ts';
@@ -69,8 +70,9 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
 
   // A request refused before its page ran (the rate limiter, say) answers a page with the catalogue's words and the
   // same status and headers (Retry-After), not the API's JSON envelope; anything else goes to the app's handler.
-  app.setErrorHandler((error, request, reply) => {
-    if (!(error instanceof ServiceError) || error.statusCode >= 500) throw error;
+  app.setErrorHandler((thrown, request, reply) => {
+    const error = asServiceError(thrown);
+    if (!(error instanceof ServiceError) || error.statusCode >= 500) throw thrown;
     return send(reply, { status: error.statusCode, html: barePage('Request refused', html`${errorBox({ code: error.code, message: error.message }, request.id)}<p><a href="/console">Back to the overview</a></p>`) });
   });
 

@@ -49,7 +49,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const principal = principalOf(request);
       const job = await createAuditExport(app.database, app.gatewayKeys, principal, request.body ?? {});
-      return reply.code(201).send({ ...presentAuditExport(job), ...(await issueDownloadToken(app.gatewayKeys, job)) } as AuditExportWithDownload);
+      return reply.code(201).send({ ...presentAuditExport(job), ...(await issueDownloadToken(app.gatewayKeys, job)) });
     },
   );
 
@@ -64,7 +64,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
       const { limit, cursor } = request.query;
       const page = await app.database.tenant(tenantId, (tx) => listAuditExports(tx, tenantId, { limit, startingAfter: cursor }));
       const nextCursor = page.hasMore ? (page.jobs.at(-1)?.jobId ?? null) : null;
-      return { object: 'list', tenant_realm_id: tenantId, jobs: page.jobs.map(presentAuditExport), has_more: page.hasMore, next_cursor: nextCursor } as AuditExportPage;
+      return { object: 'list', tenant_realm_id: tenantId, jobs: page.jobs.map(presentAuditExport), has_more: page.hasMore, next_cursor: nextCursor } as const;
     },
   );
 
@@ -87,7 +87,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
       // for the record alone. A token only for a bundle that can still be downloaded.
       const wantsToken = request.query.issue_download !== '0' && request.query.issue_download !== 'false';
       const download = wantsToken && job.status === 'ready' ? await issueDownloadToken(app.gatewayKeys, job) : {};
-      return { ...presentAuditExport(job), ...download } as AuditExportRead;
+      return { ...presentAuditExport(job), ...download };
     },
   );
 
@@ -102,7 +102,7 @@ export async function auditExportRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId } = principalOf(request);
       const job = await app.database.tenant(tenantId, (tx) => deleteAuditExport(tx, tenantId, request.params.job_id));
       if (!job) throw new ServiceError('audit_export.not_found');
-      return presentAuditExport(job) as AuditExport;
+      return presentAuditExport(job);
     },
   );
 

@@ -41,8 +41,7 @@ export async function mandateRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const { tenantId, environment } = principalOf(request);
-      const imported = await app.database.tenant(tenantId, (tx) => importMandate(tx, app.gatewayKeys, { tenantId, environment }, request.body));
-      return imported as MandateImported;
+      return app.database.tenant(tenantId, (tx) => importMandate(tx, app.gatewayKeys, { tenantId, environment }, request.body));
     },
   );
 }

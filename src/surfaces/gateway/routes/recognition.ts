@@ -8,6 +8,7 @@ import { authenticatedBodyErrors } from '../../../contracts/common.ts';
 import { RecognitionVerdict, RecognitionVerifyBody } from '../../../contracts/recognition.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
+import { asServiceError } from '../../../services/pure-error-mapping.ts';
 import { verifyRecognition } from '../../../services/recognition-service.ts';
 import {
   decodeRecognitionProofHeader,
@@ -70,11 +71,13 @@ export async function recognitionRoutes(app: FastifyInstance): Promise<void> {
           nonce_consumed: body.consume_nonce === true,
           key_registration: verified.keyRegistration,
         };
-      } catch (error) {
+      } catch (thrown) {
+        // The proof's own refusals come from the signing core as SigningErrors, the registry's as ServiceErrors.
+        const error = asServiceError(thrown);
         if (error instanceof ServiceError && isProofVerdict(error)) {
           return { valid: false, code: error.code, message: error.message };
         }
-        throw error;
+        throw thrown;
       }
     },
   );

@@ -23,7 +23,7 @@ export async function taskContractRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      return (await app.database.tenant(tenantId, (tx) => listTaskContracts(tx, tenantId, request.query))) as TaskContractPage;
+      return app.database.tenant(tenantId, (tx) => listTaskContracts(tx, tenantId, request.query));
     },
   );
 
@@ -35,7 +35,7 @@ export async function taskContractRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      return (await app.database.tenant(tenantId, (tx) => readTaskContract(tx, tenantId, request.params.contract_id))) as TaskContract;
+      return app.database.tenant(tenantId, (tx) => readTaskContract(tx, tenantId, request.params.contract_id));
     },
   );
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
-import { FundAnswer, IntentIdParams, paymentChallengeHeaders, paymentReceiptHeaders } from '../../../contracts/intents.ts';
+import { FundAnswer, FundChallenge, FundFunded, FundPending, IntentIdParams, IntentStateConflict } from '../../../contracts/intents.ts';
 import { fundIntent } from '../../../engine/fund.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
@@ -25,10 +25,11 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
           'x-svc-payment-authorization': Type.Optional(Type.String({ description: 'The rail credential, for clients that keep Authorization for the API key.' })),
         }),
         response: {
-          200: Type.Object(FundAnswer.properties, { description: 'Funded: the answer carries the capability token.', headers: paymentReceiptHeaders }),
-          202: Type.Object(FundAnswer.properties, { description: 'Pending at the rail: re-send the same request to poll.' }),
-          402: Type.Object(FundAnswer.properties, { description: 'A challenge to answer (or a refused credential, as application/problem+json).', headers: paymentChallengeHeaders }),
+          200: FundFunded,
+          202: FundPending,
+          402: FundChallenge,
           ...authenticatedErrors(404, 409, 422),
+          409: IntentStateConflict,
         },
       },
     },
