@@ -1,6 +1,8 @@
 // The per-tenant transparency log (docs/protocol.md#transparency-log): receipts and mandate imports are appended as
 // RFC 6962 leaves inside the transaction that issues them; a periodic pass (publishTreeHeads) stores the new perfect
 // subtrees and signs one tree head per tenant with new leaves; proofs are read from the stored subtrees.
+import type { SignedTreeHead as SignedTreeHeadContract } from '../contracts/ledger.ts';
+import type { LogPosition as LogPositionContract } from '../contracts/protocol.ts';
 import type { Database, Queryable, Statement } from '../infra/database.ts';
 import { sign } from 'node:crypto';
 import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
@@ -39,29 +41,12 @@ export interface LogLeaf {
 }
 
 /** A signed tree head as served: the signed fields in their order, then the signature material. */
-export interface SignedTreeHead {
-  readonly schema_version: 1;
-  readonly kind: typeof treeHeadKind;
-  readonly tenant_id: string;
-  readonly tree_size: number;
-  /** Lowercase hex of the Merkle Tree Hash of the first tree_size leaves. */
-  readonly root_hash: string;
-  readonly issued_at: string;
-  /** The gateway key (JWKS `kid`) that signed. */
-  readonly key_id: string;
-  readonly signing_algorithm: 'ed25519-sha256-json-v1';
-  readonly message_digest_sha256_hex: string;
-  readonly signing_public_key_ed25519_hex: string;
-  readonly ed25519_signature_hex: string;
-}
+/** A signed tree head as its route answers it: the contract's type (src/contracts/ledger.ts), not a second copy. */
+export type SignedTreeHead = SignedTreeHeadContract;
 
-export interface LogPosition {
-  readonly leaf_index: number;
-  /** The latest signed head, once one covers the leaf; null before. */
-  readonly tree_head: SignedTreeHead | null;
-  /** The leaf's audit path against tree_head (lowercase hex, leaf side first); null while tree_head is. */
-  readonly inclusion_proof: readonly string[] | null;
-}
+/** Where a leaf stands in the tenant's log: the contract's shape (src/contracts/protocol.ts), with the tree head
+ * typed as the signed head it is (the contract declares it as any signed artifact). */
+export type LogPosition = Omit<LogPositionContract, 'tree_head'> & { readonly tree_head: SignedTreeHead | null };
 
 const kindPattern = /^[a-z0-9][a-z0-9._]{0,127}$/;
 
