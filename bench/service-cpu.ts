@@ -1,6 +1,8 @@
-// Diagnostic: the service's own CPU per engine mutation, from /proc, for one or more copies of the service side by
-// side (A/B), in alternating closed-loop rounds of the lifecycle load (lifecycle-load.ts). CPU time, not throughput,
-// is what it compares, so that other work on the machine moves the figures less than it moves the rates.
+// Diagnostic: the service's own CPU per engine mutation, and Postgres's, from /proc, for one or more copies of the
+// service side by side (A/B), in alternating closed-loop rounds of the lifecycle load (lifecycle-load.ts). One copy
+// runs at a time, so the Postgres CPU of a round (every postgres process, background workers included) is that
+// copy's. CPU time, not throughput, is what it compares, so that other work on the machine moves the figures less
+// than it moves the rates.
 //   node --import tsx bench/service-cpu.ts [root ...]
 // Each root is a directory holding a copy of the repository's `src/` (and a `node_modules` link); none given: this
 // checkout. BENCH_SERVICE_CPU_ROUNDS (4), BENCH_SERVICE_CPU_SECONDS (6), BENCH_SERVICE_CPU_WARMUP_SECONDS (15) and
@@ -16,7 +18,7 @@ import { median } from './harness.ts';
 import { closedLoop, EngineClient, IntentFactory, IntentPool, mutations } from './lifecycle-load.ts';
 import { projectRoot } from './paths.ts';
 import { readdirSync, readFileSync } from 'node:fs';
-import { machineBusyCpuSeconds, processCpuSeconds } from './proc-cpu.ts';
+import { machineBusyCpuSeconds, postgresCpuBetween, postgresCpuByPid, processCpuSeconds } from './proc-cpu.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 
 const envNumber = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
@@ -33,6 +35,7 @@ interface Variant {
   readonly pool: IntentPool;
   readonly drop: () => Promise<void>;
   readonly perMutationMs: number[];
+  readonly postgresPerMutationMs: number[];
   readonly rates: number[];
 }
 
@@ -51,7 +54,7 @@ async function startVariant(root: string): Promise<Variant> {
     await service.stop();
     await database.drop();
   };
-  return { root, service, client: new EngineClient(service.baseUrl, clients), pool, drop, perMutationMs: [], rates: [] };
+  return { root, service, client: new EngineClient(service.baseUrl, clients), pool, drop, perMutationMs: [], postgresPerMutationMs: [], rates: [] };
 }
 
 /** CPU seconds of each thread of `pid`, by thread id and name (the main thread's id is the pid). */
@@ -74,16 +77,18 @@ function userSystemSeconds(pid: number): [number, number] {
 }
 
 /** One closed-loop round: service CPU over every mutation it finished (stragglers after the window included). */
-async function round(variant: Variant, windowSeconds: number): Promise<{ perMutationMs: number; rate: number; machineCores: number }> {
+async function round(variant: Variant, windowSeconds: number): Promise<{ perMutationMs: number; postgresPerMutationMs: number; rate: number; machineCores: number }> {
   variant.pool.ensure(Math.ceil(windowSeconds * 250) + clients * 2);
   const cpuBefore = processCpuSeconds(variant.service.pid);
   const threadsBefore = threadCpuSeconds(variant.service.pid);
   const userSystemBefore = userSystemSeconds(variant.service.pid);
   const machineBefore = machineBusyCpuSeconds();
+  const postgresBefore = postgresCpuByPid();
   const startedAt = performance.now();
   const sample = await closedLoop(variant.client, variant.pool, { clients, seconds: windowSeconds });
   const elapsed = (performance.now() - startedAt) / 1000;
   const cpu = processCpuSeconds(variant.service.pid) - cpuBefore;
+  const postgresCpu = postgresCpuBetween(postgresBefore, postgresCpuByPid());
   const machineCores = (machineBusyCpuSeconds() - machineBefore) / elapsed;
   if (process.env['BENCH_SERVICE_CPU_THREADS']) {
     const [user, system] = userSystemSeconds(variant.service.pid);
@@ -95,7 +100,7 @@ async function round(variant: Variant, windowSeconds: number): Promise<{ perMuta
     throw new Error(`${variant.root}: ${sample.errors.slice(0, 3).join(' | ')}\nthe service printed last:\n${variant.service.output().slice(-3000)}`);
   }
   if (sample.exhausted) throw new Error(`${variant.root}: ran out of signed intents`);
-  return { perMutationMs: (cpu * 1000) / sample.finished, rate: sample.mutationsPerSecond, machineCores };
+  return { perMutationMs: (cpu * 1000) / sample.finished, postgresPerMutationMs: (postgresCpu * 1000) / sample.finished, rate: sample.mutationsPerSecond, machineCores };
 }
 
 async function main(): Promise<void> {
@@ -112,16 +117,20 @@ async function main(): Promise<void> {
       for (const variant of order) {
         const measured = await round(variant, seconds);
         variant.perMutationMs.push(measured.perMutationMs);
+        variant.postgresPerMutationMs.push(measured.postgresPerMutationMs);
         variant.rates.push(measured.rate);
         process.stderr.write(
           `  round ${index + 1} ${variant.root}: ${measured.perMutationMs.toFixed(3)} ms service CPU per mutation, ` +
+            `${measured.postgresPerMutationMs.toFixed(3)} ms Postgres, ` +
             `${measured.rate.toFixed(0)} mutations/s, machine ${measured.machineCores.toFixed(2)} cores busy\n`,
         );
       }
     }
     for (const variant of variants) {
       const figures = variant.perMutationMs.map((value) => value.toFixed(3)).join(', ');
+      const postgresFigures = variant.postgresPerMutationMs.map((value) => value.toFixed(3)).join(', ');
       console.log(`${variant.root}: median ${median(variant.perMutationMs).toFixed(3)} ms service CPU per mutation (${figures}); ` +
+        `median ${median(variant.postgresPerMutationMs).toFixed(3)} ms Postgres CPU per mutation (${postgresFigures}); ` +
         `${median(variant.rates).toFixed(0)} mutations/s; ${clients} clients, ${mutations.length} mutations per intent`);
     }
   } finally {

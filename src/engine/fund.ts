@@ -104,7 +104,7 @@ export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Da
   ]);
   const intent = checkIntentState(found, fromStates('fund'));
   checkFundingDeadline(intent, nowMs);
-  const adapter = railAdapterFor(
+  const adapter = await railAdapterFor(
     intent.settlementRail,
     { environment: principal.environment, config, currency: intent.currency },
     liveAccess(principal.environment, principal.tenantId, config, request.railRuntime ?? noRailRuntime),
@@ -309,7 +309,7 @@ export async function resolveStaleClaim(
   const environment = attempt.live ? 'live' : 'sandbox';
   let adapter: RailAdapter;
   try {
-    adapter = railAdapterFor(intent.settlementRail, { environment, config, currency: intent.currency }, liveAccess(environment, tenantId, config, runtime));
+    adapter = await railAdapterFor(intent.settlementRail, { environment, config, currency: intent.currency }, liveAccess(environment, tenantId, config, runtime));
   } catch (error) {
     if (error instanceof ServiceError) return 'skipped';
     throw error;

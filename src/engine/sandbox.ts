@@ -32,7 +32,7 @@ export async function bootstrapGuardrail(
   nowMs = Date.now(),
 ): Promise<Record<string, unknown>> {
   // The same rail rules as real funding (the x402 rail carries usd only); the simulator stands in for the handshake.
-  const adapter = railAdapterFor(sandboxSettlementRail, { environment: 'sandbox', config: undefined, currency: bootstrapCurrency(body) });
+  const adapter = await railAdapterFor(sandboxSettlementRail, { environment: 'sandbox', config: undefined, currency: bootstrapCurrency(body) });
   const decision = decideBootstrap(principal.tenantId, body, nowMs, { intentId: randomUUID(), fundingReference: `sim_${randomUUID()}` });
   const intent = await insertIntent(tx, decision.intent);
   // What a settled funding attempt does, without the 402 handshake: the simulator stands for the rail.

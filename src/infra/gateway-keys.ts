@@ -5,6 +5,7 @@
 import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { GatewayJwks } from '../contracts/well-known.ts';
 
 export interface GatewayKey {
   readonly kid: string;
@@ -71,7 +72,7 @@ export class GatewayKeyring {
   }
 
   /** The JSON Web Key Set published at /.well-known/jwks.json (RFC 8037 OKP keys). */
-  jwks(): { keys: Array<Record<string, string>> } {
+  jwks(): GatewayJwks {
     return {
       keys: this.verificationKeys.map((key) => ({
         kty: 'OKP',

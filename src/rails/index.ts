@@ -4,11 +4,9 @@
 // facilitator (x402) or processor (MPP) the tenant configured, or 422 `funding.rail_not_configured`.
 import { ServiceError } from '../errors/service-error.ts';
 import { MppSandboxAdapter, readMppCredential } from './mpp.ts';
-import { MppLiveAdapter } from './mpp-live.ts';
 import type { SettlementConfig } from './settlement-config.ts';
 import type { FundingContext, LiveRailAdapter, LiveRailOptions, PresentedCredential, RailAdapter, RailName, RailSecrets } from './types.ts';
 import { readX402Credential, X402SandboxAdapter } from './x402.ts';
-import { X402LiveAdapter } from './x402-live.ts';
 
 export type {
   CredentialOutcome,
@@ -66,10 +64,12 @@ export function resolveRailName(rail: string): RailName | undefined {
 /** Rails that can carry each currency: both rails settle US dollars only (USDC, and card/processor charges in usd). */
 const railCurrencies: Readonly<Record<RailName, readonly string[]>> = { x402_usdc_base: ['usd'], processor_mpp: ['usd'] };
 
-/** The live adapter of each rail. */
-const liveAdapters: Readonly<Record<RailName, ((options: LiveRailOptions) => LiveRailAdapter) | undefined>> = {
-  x402_usdc_base: (options) => new X402LiveAdapter(options),
-  processor_mpp: (options) => new MppLiveAdapter(options),
+/** The live adapter of each rail, loaded on first use: their protocol libraries (@x402/core's facilitator client,
+ * mppx with stripe and viem) weigh some 70 MB of heap, which a sandbox-only process never needs and would otherwise
+ * carry (and garbage-collect around) on every request. */
+const liveAdapters: Readonly<Record<RailName, ((options: LiveRailOptions) => Promise<LiveRailAdapter>) | undefined>> = {
+  x402_usdc_base: async (options) => new (await import('./x402-live.ts')).X402LiveAdapter(options),
+  processor_mpp: async (options) => new (await import('./mpp-live.ts')).MppLiveAdapter(options),
 };
 
 /** The configuration field naming each rail's live endpoint. */
@@ -91,7 +91,7 @@ function missingLiveConfiguration(rail: RailName, config: SettlementConfig | und
 
 /** The live adapter of `rail` for a configuration (the probe of a PUT, the sweeper), or undefined when this
  * deployment has none for the rail. */
-export function liveAdapterFor(rail: RailName, options: LiveRailOptions): LiveRailAdapter | undefined {
+export async function liveAdapterFor(rail: RailName, options: LiveRailOptions): Promise<LiveRailAdapter | undefined> {
   return liveAdapters[rail]?.(options);
 }
 
@@ -102,18 +102,18 @@ export interface LiveAccess {
 }
 
 /**
- * The adapter for an intent's rail in a tenant's environment. Throws ServiceError 422:
+ * The adapter for an intent's rail in a tenant's environment. Rejects with ServiceError 422:
  * - `funding.rail_unsupported` for a rail name we do not run (e.g. the client's `stripe_connect`);
  * - `funding.currency_not_allowed` when the rail cannot carry the currency (both rails: usd only);
  * - `funding.rail_not_configured` when a sandbox tenant's configuration leaves the rail out of `rails`, and in
  *   live without the rail's configuration (its endpoint included) or when this deployment has no live adapter
  *   for the rail (nothing is faked in live).
  */
-export function railAdapterFor(
+export async function railAdapterFor(
   rail: string,
   context: Pick<FundingContext, 'environment' | 'config' | 'currency'>,
   live?: LiveAccess,
-): RailAdapter {
+): Promise<RailAdapter> {
   const railName = resolveRailName(rail);
   if (!railName) {
     throw new ServiceError('funding.rail_unsupported', {
@@ -137,7 +137,7 @@ export function railAdapterFor(
       });
     }
     const adapter = live && context.config
-      ? liveAdapterFor(railName, { settlementRail: rail, config: context.config, secrets: live.secrets, callTimeoutMs: live.callTimeoutMs })
+      ? await liveAdapterFor(railName, { settlementRail: rail, config: context.config, secrets: live.secrets, callTimeoutMs: live.callTimeoutMs })
       : undefined;
     if (adapter) return adapter;
     throw new ServiceError('funding.rail_not_configured', {

@@ -2,6 +2,7 @@
 // completed spend decision, or the sandbox evidence route's call), `intent_terminal` scope when the intent is
 // released or refunded. Built only from what the service itself knows and a few checked metadata fields: nothing
 // the caller sends is copied wholesale, so prompts, arguments, results and payloads never reach a receipt.
+import type { AgentReceiptListAnswer, StoredReceipt as ReceiptAnswer } from '../contracts/protocol.ts';
 import { findReceipt, listAgentReceipts } from '../db/protocol-receipt-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Intent } from '../db/intent-repository.ts';
@@ -260,7 +261,7 @@ export async function issueSpendDecisionReceipt(
 }
 
 /** GET /protocol/v2/agent-receipts/{id}: the tenant's agent receipt, or 404 (another tenant's id included). */
-export async function readAgentReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<Record<string, unknown>> {
+export async function readAgentReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<ReceiptAnswer> {
   const stored = await findReceipt(tx, tenantId, 'agent', receiptId.toLowerCase());
   if (!stored) throw new ServiceError('receipt.not_found');
   return presentStoredReceipt(tx, tenantId, stored, true);
@@ -271,7 +272,7 @@ export async function listAgentReceiptPage(
   tx: Queryable,
   tenantId: string,
   query: { limit: number; intentId?: string | undefined; toolCallId?: string | undefined; cursor?: string | undefined },
-): Promise<Record<string, unknown>> {
+): Promise<AgentReceiptListAnswer> {
   const intentId = query.intentId?.toLowerCase();
   // Both named: the one action receipt of that tool call, by its id.
   if (intentId !== undefined && query.toolCallId !== undefined) {
@@ -284,7 +285,7 @@ export async function listAgentReceiptPage(
   }
   const items = await Promise.all(found.receipts.map((stored) => presentStoredReceipt(tx, tenantId, stored, false)));
   return {
-    object: 'list',
+    object: 'list' as const,
     items,
     limit: query.limit,
     has_more: found.hasMore,

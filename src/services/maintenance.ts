@@ -126,7 +126,7 @@ async function runInstruction(database: Database, runtime: RailRuntime, instruct
     const config = await database.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
     const rail = resolveRailName(instruction.rail);
     const adapter = rail && config
-      ? liveAdapterFor(rail, { settlementRail: instruction.rail, config, secrets: openSecretsForSweep(runtime, tenantId, config, rail), callTimeoutMs: runtime.callTimeoutMs })
+      ? await liveAdapterFor(rail, { settlementRail: instruction.rail, config, secrets: openSecretsForSweep(runtime, tenantId, config, rail), callTimeoutMs: runtime.callTimeoutMs })
       : undefined;
     if (!adapter) {
       outcome = { status: 'pending', reference: null };

@@ -2,6 +2,7 @@
 // settlement receipt of an intent's terminal state, and the terminal effect that issues the settlement receipt and
 // the intent-terminal agent receipt in the settling transaction (no terminal intent without its receipts, no receipt
 // without its ledger posting).
+import type { StoredReceipt as ReceiptAnswer } from '../contracts/protocol.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import { latestMandateImportStatement, type MandateImport } from '../db/mandate-import-repository.ts';
 import { findReceipt, findReceiptStatement } from '../db/protocol-receipt-repository.ts';
@@ -111,7 +112,7 @@ export function authorizationReceiptBody(params: {
 }
 
 /** GET /protocol/v2/receipts/{id}: the tenant's protocol receipt, or 404 (another tenant's id included). */
-export async function readProtocolReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<Record<string, unknown>> {
+export async function readProtocolReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<ReceiptAnswer> {
   const stored = await findReceipt(tx, tenantId, 'protocol', receiptId);
   if (!stored) throw new ServiceError('receipt.not_found');
   return presentStoredReceipt(tx, tenantId, stored, true);

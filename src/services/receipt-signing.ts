@@ -2,6 +2,7 @@
 // key as an `ed25519-sha256-json-v1` artifact, appended to the tenant's transparency log, stored; and what every
 // receipt verify route does with a received one.
 import { sign } from 'node:crypto';
+import type { ReceiptVerdict, SignedArtifact, StoredReceipt as ReceiptAnswer } from '../contracts/protocol.ts';
 import { insertReceiptUnlessTaken, recordReceiptsStatement, type LoggedReceipt, type NewReceipt, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
@@ -111,7 +112,7 @@ export async function recordReceiptNow(tx: Queryable, tenantId: string, receipt:
 
 /** A stored receipt as the read routes answer it: the wire under `receipt`, with its place in the log and, once a
  * signed tree head covers it, the inclusion proof against that head. */
-export async function presentStoredReceipt(tx: Queryable, tenantId: string, stored: StoredReceipt, withProof: boolean): Promise<Record<string, unknown>> {
+export async function presentStoredReceipt(tx: Queryable, tenantId: string, stored: StoredReceipt, withProof: boolean): Promise<ReceiptAnswer> {
   const position = withProof && stored.leafIndex !== null ? await logPositionOf(tx, tenantId, stored.leafIndex) : undefined;
   return {
     kind: stored.kind,
@@ -194,16 +195,17 @@ export function deploymentKeyTrust(keyring: GatewayKeyring): (signingPublicKeyHe
 }
 
 /** The answer of a receipt verify route. */
-export function verdictAnswer(verdict: ArtifactVerdict, wire: unknown): Record<string, unknown> {
+export function verdictAnswer(verdict: ArtifactVerdict, wire: unknown): ReceiptVerdict {
   if (!verdict.valid) {
     return { valid: false, code: verdict.code, message: verdict.message ?? errorCatalogue[verdict.code].message, ...(verdict.details ? { details: verdict.details } : {}) };
   }
   return {
     valid: true,
     kind: verdict.kind,
-    receipt_id: verdict.body.receipt_id,
-    tenant_id: verdict.body.tenant_id,
+    // A valid verdict means the wire was a signed object whose kind's schema requires these two strings.
+    receipt_id: String(verdict.body.receipt_id),
+    tenant_id: String(verdict.body.tenant_id),
     message_digest_sha256_hex: verdict.messageDigestHex,
-    receipt: wire,
+    receipt: wire as SignedArtifact,
   };
 }

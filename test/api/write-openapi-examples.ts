@@ -3,6 +3,7 @@
 // test/api/openapi-examples.test.ts reports; the module it writes is static source, reviewed as any other.
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { projectRoot } from '../helpers/server-process.ts';
@@ -51,6 +52,36 @@ function literal(value: unknown, indent: string): string {
   return `${open}\n${parts.map((part) => `${inner}${part},`).join('\n')}\n${indent}${close}`;
 }
 
+/** An earlier example an object example can be written as a spread of: every one of the earlier example's fields is
+ * here too, and most of them with the same value (a later state of the same intent, say). */
+function spreadBase(value: unknown, earlier: ReadonlyArray<readonly [string, unknown]>): readonly [string, Record<string, unknown>] | undefined {
+  if (!isPlainObject(value)) return undefined;
+  let best: readonly [string, Record<string, unknown>, number] | undefined;
+  for (const [name, candidate] of earlier) {
+    if (!isPlainObject(candidate) || !Object.keys(candidate).every((key) => Object.hasOwn(value, key))) continue;
+    const same = Object.keys(candidate).filter((key) => isDeepStrictEqual(candidate[key], value[key])).length;
+    if (same >= spreadSharedFieldsMin && same * 2 >= Object.keys(value).length && same > (best?.[2] ?? 0)) best = [name, candidate, same];
+  }
+  return best && [best[0], best[1]];
+}
+
+const spreadSharedFieldsMin = 8;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An example's literal: a spread of an earlier example and the fields that differ, when one shares most of it. */
+function exampleLiteral(value: unknown, earlier: ReadonlyArray<readonly [string, unknown]>): string {
+  const base = spreadBase(value, earlier);
+  if (!base) return literal(value, '');
+  const [baseName, baseValue] = base;
+  const record = value as Record<string, unknown>;
+  const changed = Object.keys(record).filter((key) => !isDeepStrictEqual(baseValue[key], record[key]));
+  const fields = changed.map((key) => `  ${identifier.test(key) ? key : literal(key, '  ')}: ${literal(record[key], '  ')},`);
+  return `{\n  ...${baseName},\n${fields.join('\n')}\n}`;
+}
+
 export function examplesModule(captured: CapturedExamples): string {
   const header = [
     '// Examples of the main flows\' requests and answers for the OpenAPI document (docs/api.md "Examples"), referenced by',
@@ -59,7 +90,12 @@ export function examplesModule(captured: CapturedExamples): string {
     '// validates each against its schema in the served document and checks it still has the shape of a live answer.',
     '// Generated; keys, tokens and signatures are those of a throwaway test database.',
   ];
-  const body = capturedExampleNames.map((name) => `/** ${captions[name]} */\nexport const ${name} = ${literal(captured[name], '')};\n`);
+  const earlier: Array<readonly [string, unknown]> = [];
+  const body = capturedExampleNames.map((name) => {
+    const text = `/** ${captions[name]} */\nexport const ${name} = ${exampleLiteral(captured[name], earlier)};\n`;
+    earlier.push([name, captured[name]]);
+    return text;
+  });
   return `${header.join('\n')}\n\n${body.join('\n')}`;
 }
 

@@ -6,7 +6,7 @@ import { railAdapterFor, type IssuedChallenge, type PresentedCredential } from '
 import { parseWwwAuthenticate, sandboxMppAuthorization } from '../../src/rails/sandbox-credentials.ts';
 import { fundingContext, nowMs } from './fixtures.ts';
 
-const adapter = railAdapterFor('processor_mpp', { environment: 'sandbox', config: undefined, currency: 'usd' });
+const adapter = await railAdapterFor('processor_mpp', { environment: 'sandbox', config: undefined, currency: 'usd' });
 const context = fundingContext();
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8').toString('base64url');
 

@@ -9,7 +9,7 @@ import { canonicalJson } from '../../src/signing/canonical-json.ts';
 import { buildX402PaymentRequired, sandboxX402Payers, sandboxX402PayTo, usdcBaseUnits, X402SandboxAdapter } from '../../src/rails/x402.ts';
 import { fundingContext, intentId, liveConfig } from './fixtures.ts';
 
-const adapter = railAdapterFor('x402_usdc_base', { environment: 'sandbox', config: undefined, currency: 'usd' });
+const adapter = await railAdapterFor('x402_usdc_base', { environment: 'sandbox', config: undefined, currency: 'usd' });
 const payer = '0x857b06519E91e3A54538791bDbb0E22373e36b66';
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8').toString('base64');
 

@@ -32,8 +32,7 @@ export async function agentReceiptRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const { tenantId } = principalOf(request);
       const { limit, intent_id: intentId, tool_call_id: toolCallId, cursor } = request.query;
-      const answer = await app.database.tenant(tenantId, (tx) => listAgentReceiptPage(tx, tenantId, { limit, intentId, toolCallId, cursor }));
-      return answer as AgentReceiptListAnswer;
+      return app.database.tenant(tenantId, (tx) => listAgentReceiptPage(tx, tenantId, { limit, intentId, toolCallId, cursor }));
     },
   );
 
@@ -45,7 +44,7 @@ export async function agentReceiptRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      return (await app.database.tenant(tenantId, (tx) => readAgentReceipt(tx, tenantId, request.params.receipt_id))) as StoredReceipt;
+      return app.database.tenant(tenantId, (tx) => readAgentReceipt(tx, tenantId, request.params.receipt_id));
     },
   );
 
@@ -65,7 +64,7 @@ export async function agentReceiptRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId } = principalOf(request);
       const wire = receivedReceipt(request.body);
       const verdict = verifyForRoute(wire, { routeKinds: ['svc.agent_receipt_v1'], tenantId, tenantOf: (body) => body.tenant_id, trust: deploymentKeyTrust(app.gatewayKeys) });
-      return verdictAnswer(verdict, wire) as ReceiptVerdict;
+      return verdictAnswer(verdict, wire);
     },
   );
 }

@@ -19,7 +19,7 @@ export async function jwksRoutes(app: FastifyInstance): Promise<void> {
     },
     async (_request, reply) => {
       reply.header('cache-control', `public, max-age=${jwksCacheSeconds}`);
-      return body as GatewayJwks;
+      return body;
     },
   );
 }

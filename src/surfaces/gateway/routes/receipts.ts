@@ -32,7 +32,7 @@ export async function receiptRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const { tenantId } = principalOf(request);
       // The stored wire under `receipt` is answered as it was signed; the contract describes the rest.
-      return (await app.database.tenant(tenantId, (tx) => readProtocolReceipt(tx, tenantId, request.params.receipt_id))) as StoredReceipt;
+      return app.database.tenant(tenantId, (tx) => readProtocolReceipt(tx, tenantId, request.params.receipt_id));
     },
   );
 
@@ -50,7 +50,7 @@ export async function receiptRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId } = principalOf(request);
       const wire = receivedReceipt(request.body);
       const verdict = verifyForRoute(wire, { routeKinds: protocolReceiptKinds, tenantId, tenantOf: (body) => body.tenant_id, trust: deploymentKeyTrust(app.gatewayKeys) });
-      return verdictAnswer(verdict, wire) as ReceiptVerdict;
+      return verdictAnswer(verdict, wire);
     },
   );
 }

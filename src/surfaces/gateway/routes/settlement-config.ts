@@ -101,7 +101,7 @@ async function probeLiveRails(config: SettlementConfig, secrets: RailSecrets, ca
   for (const rail of config.rails) {
     const endpoint = rail === 'x402_usdc_base' ? config.x402_facilitator_url : config.mpp_processor_url;
     if (!endpoint) continue;
-    const adapter = liveAdapterFor(rail, { settlementRail: rail, config, secrets, callTimeoutMs });
+    const adapter = await liveAdapterFor(rail, { settlementRail: rail, config, secrets, callTimeoutMs });
     if (!adapter) continue;
     const result = await adapter.probe();
     if (!result.ok) {
