@@ -19,4 +19,5 @@ ENV HOST=0.0.0.0 PORT=8080
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--import", "tsx", "src/server.ts"]
+# The same command as `npm start` (package.json), its V8 flag included (docs/operations.md#memory).
+CMD ["node", "--max-semi-space-size=64", "--import", "tsx", "src/server.ts"]

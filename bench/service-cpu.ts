@@ -4,8 +4,9 @@
 // copy's. CPU time, not throughput, is what it compares, so that other work on the machine moves the figures less
 // than it moves the rates.
 //   node --import tsx bench/service-cpu.ts [root ...]
-// Each root is a directory holding a copy of the repository's `src/` (and a `node_modules` link); none given: this
-// checkout. BENCH_SERVICE_CPU_ROUNDS (4), BENCH_SERVICE_CPU_SECONDS (6), BENCH_SERVICE_CPU_WARMUP_SECONDS (15) and
+// Each root is a directory holding a copy of the repository's `src/` and `migrations/` (and a `node_modules` link);
+// none given: this checkout. A root may name node flags for its service after `=`, space-separated:
+// `/tmp/a=--max-semi-space-size=64` (the same root twice, with and without, measures a flag). BENCH_SERVICE_CPU_ROUNDS (4), BENCH_SERVICE_CPU_SECONDS (6), BENCH_SERVICE_CPU_WARMUP_SECONDS (15) and
 // BENCH_SERVICE_CPU_CLIENTS (8) size it;
 // BENCH_SERVICE_CPU_NODE_FLAGS adds node flags (`--perf-basic-prof`, for `perf record -p <pid>`), and
 // BENCH_SERVICE_CPU_THREADS=1 splits each round's CPU by thread.
@@ -39,11 +40,14 @@ interface Variant {
   readonly rates: number[];
 }
 
-async function startVariant(root: string): Promise<Variant> {
+async function startVariant(argument: string): Promise<Variant> {
+  const separator = argument.indexOf('=');
+  const root = resolve(separator === -1 ? argument : argument.slice(0, separator));
+  const flags = `${process.env['BENCH_SERVICE_CPU_NODE_FLAGS'] ?? ''} ${separator === -1 ? '' : argument.slice(separator + 1)}`;
   const database = await createBenchDatabase();
   const service = await startServiceProcess(
     { DATABASE_URL: database.url, SVC_RATE_LIMIT_PER_MINUTE: '1000000000' },
-    (process.env['BENCH_SERVICE_CPU_NODE_FLAGS'] ?? '').split(' ').filter((flag) => flag !== ''),
+    flags.split(' ').filter((flag) => flag !== ''),
     join(root, 'src/server.ts'),
   );
   const db = new Database({ connectionString: database.url, max: 1 });
@@ -54,7 +58,7 @@ async function startVariant(root: string): Promise<Variant> {
     await service.stop();
     await database.drop();
   };
-  return { root, service, client: new EngineClient(service.baseUrl, clients), pool, drop, perMutationMs: [], postgresPerMutationMs: [], rates: [] };
+  return { root: argument, service, client: new EngineClient(service.baseUrl, clients), pool, drop, perMutationMs: [], postgresPerMutationMs: [], rates: [] };
 }
 
 /** CPU seconds of each thread of `pid`, by thread id and name (the main thread's id is the pid). */
@@ -67,6 +71,12 @@ function threadCpuSeconds(pid: number): Map<string, number> {
     seconds.set(`${task === String(pid) ? 'main' : task} ${name}`, (Number(fields[11]) + Number(fields[12])) / 100);
   }
   return seconds;
+}
+
+/** The most memory `pid` has held resident so far (VmHWM), in MB. */
+function peakResidentMegabytes(pid: number): string {
+  const peak = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return peak ? (Number(peak[1]) / 1024).toFixed(0) : '?';
 }
 
 /** User and system CPU seconds of `pid`, every thread. */
@@ -104,7 +114,7 @@ async function round(variant: Variant, windowSeconds: number): Promise<{ perMuta
 }
 
 async function main(): Promise<void> {
-  const roots = process.argv.slice(2).map((root) => resolve(root));
+  const roots = process.argv.slice(2);
   if (roots.length === 0) roots.push(projectRoot);
   const variants: Variant[] = [];
   try {
@@ -131,7 +141,8 @@ async function main(): Promise<void> {
       const postgresFigures = variant.postgresPerMutationMs.map((value) => value.toFixed(3)).join(', ');
       console.log(`${variant.root}: median ${median(variant.perMutationMs).toFixed(3)} ms service CPU per mutation (${figures}); ` +
         `median ${median(variant.postgresPerMutationMs).toFixed(3)} ms Postgres CPU per mutation (${postgresFigures}); ` +
-        `${median(variant.rates).toFixed(0)} mutations/s; ${clients} clients, ${mutations.length} mutations per intent`);
+        `${median(variant.rates).toFixed(0)} mutations/s; ${clients} clients, ${mutations.length} mutations per intent; ` +
+        `peak resident memory ${peakResidentMegabytes(variant.service.pid)} MB`);
     }
   } finally {
     for (const variant of variants) {

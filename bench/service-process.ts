@@ -1,9 +1,12 @@
 // A server as a child process of the bench (the real service by default): started on a free port, ready once it
-// answers HTTP, with its pid (for CPU accounting), what it printed, node flags (e.g. `--cpu-prof`, or a preload
-// such as statement-counter.ts, loaded after tsx) and signals. Stopped with SIGTERM, so a CPU profile gets written.
+// answers HTTP, with its pid (for CPU accounting), what it printed, node flags (`npm start`'s, then e.g.
+// `--cpu-prof`, or a preload such as statement-counter.ts, loaded after tsx) and signals. Stopped with SIGTERM, so a
+// CPU profile gets written.
 // Should it die while the bench still needs it, the bench aborts with its exit status and last output.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 import { projectRoot } from './paths.ts';
 import { abortBench, hold, ProcessDied } from './guard.ts';
 
@@ -25,6 +28,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The node flags `npm start` runs the service with (package.json), those before `--import tsx`: every server the
+ * bench starts, the bare baselines included, runs on the same V8 settings as the product. */
+export const startNodeFlags: readonly string[] = (() => {
+  const start = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+  return start.slice(1, start.indexOf('--import'));
+})();
+
 /** The last lines a dead process printed, for the abort message. */
 const tail = (text: string) => text.slice(-2000).trimEnd() || '(nothing)';
 
@@ -35,7 +45,7 @@ export async function startServiceProcess(
   readyPath = '/healthz',
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeFlags, script], {
+  const child = spawn(process.execPath, [...startNodeFlags, '--import', 'tsx', ...nodeFlags, script], {
     cwd: projectRoot,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -134,6 +134,9 @@ export const fundingClaimLeaseMs = 3_000;
 export const railCallTimeoutMsDefault = 10_000;
 /** `Retry-After` of a 503 `rail.unavailable`: the facilitator or processor could not be reached or answered 5xx. */
 export const railRetryAfterSecondsDefault = 5;
+/** `Retry-After` of a 503 `internal.unavailable` answered because the database could not be reached or had no
+ * connection to give (a restart, a failover, `max_connections` reached): short, since these pass in seconds. */
+export const databaseUnavailableRetryAfterSeconds = 1;
 /** Characters of a live rail's endpoint URL (`x402_facilitator_url`, `mpp_processor_url`). */
 export const railEndpointUrlLengthMax = 2048;
 /** Characters of a live rail's secret (`x402_facilitator_api_key`, `mpp_processor_secret_key`). */

@@ -242,6 +242,18 @@ function isConnectionError(error: unknown): boolean {
   return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE/.test(error.message);
 }
 
+/** True when a statement failed because the database could not be had, not because of what it said: the connection
+ * was lost or refused, Postgres is out of connection slots or other resources (SQLSTATE class 53, e.g. 53300 "too
+ * many clients"), or it is shutting down. Nothing of the statement's transaction was committed; the same request
+ * can be retried. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (isConnectionError(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('53')) return true;
+  // The pool's own refusal when no connection could be had in time (pg-pool's connectionTimeoutMillis).
+  return error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message);
+}
+
 /** True when a Postgres error is a unique-constraint violation (SQLSTATE 23505), optionally on `constraint`. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const pgError = error as { code?: unknown; constraint?: unknown };

@@ -6,7 +6,9 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
+import { isDatabaseUnavailable } from '../infra/database.ts';
 import { mintRequestId } from '../infra/request-id.ts';
+import { databaseUnavailableRetryAfterSeconds } from '../limits.ts';
 import { validationFields } from '../infra/validation.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import { asServiceError } from '../services/pure-error-mapping.ts';
@@ -60,6 +62,9 @@ function handleError(thrown: FastifyError, request: FastifyRequest, reply: Fasti
     return sendError(reply, status === 404 ? 'request.route_not_found' : status === 408 ? 'request.timeout' : 'request.invalid');
   }
   request.log.error({ err: error }, 'request failed');
+  // The database out of reach (or of connections) is a dependency unavailable, not a fault of the request: 503,
+  // retryable, and its transaction was rolled back.
+  if (isDatabaseUnavailable(error)) return sendError(reply.header('retry-after', String(databaseUnavailableRetryAfterSeconds)), 'internal.unavailable');
   return sendError(reply, status === 503 ? 'internal.unavailable' : 'internal.error');
 }
 

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import pg from 'pg';
 import { requestBodyBytesMax, requestJsonNestingDepthMax, requestUrlLengthMax, routeParameterLengthMax } from '../../src/limits.ts';
 import { app as serviceApp } from '../../src/app.ts';
 import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
@@ -432,5 +433,61 @@ describe('health', () => {
   it('answers liveness and readiness', async () => {
     expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
     expect((await app.inject({ url: '/readyz' })).json()).toMatchObject({ status: 'ready' });
+  });
+});
+
+describe('the database out of reach', () => {
+  it('a database with no connection to give (SQLSTATE 53300) → 503 internal.unavailable with Retry-After; the next request works', async () => {
+    // A login role that may hold one connection: the test holds it, so the app's next connection is refused by
+    // Postgres itself ("too many connections for role"), as when max_connections is reached.
+    const role = `svc_limited_${process.pid}`;
+    const admin = new pg.Client(database.connection);
+    await admin.connect();
+    await admin.query(`CREATE ROLE ${role} LOGIN; GRANT svc_app, svc_system TO ${role}`);
+    const limited = { connectionString: database.url!.replace('postgres@', `${role}@`) };
+    const limitedApp = await buildTestApp(limited);
+    const holder = new pg.Client(limited);
+    try {
+      const key = await acme.key('agent');
+      expect((await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(key) })).statusCode).toBe(200);
+      // The app's idle connections go, then the one slot is taken.
+      await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 1`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role]);
+      await holder.connect();
+      // A key the app has not cached: its look-up needs the database.
+      const refused = await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('auditor')) });
+      expect(refused.statusCode).toBe(503);
+      expectEnvelope(refused, 'internal.unavailable');
+      expect(refused.headers['retry-after']).toBe('1');
+      // Connections to give again (the app may use two at once: the rate limiter's counter and the key's look-up).
+      await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT -1`);
+      await holder.end();
+      const again = await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('auditor')) });
+      expect(again.statusCode).toBe(200);
+    } finally {
+      await holder.end().catch(() => {});
+      await limitedApp.close();
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role]);
+      await admin.query(`DROP ROLE ${role}`);
+      await admin.end();
+    }
+  });
+
+  it('a database that refuses connections (ECONNREFUSED) → 503 internal.unavailable with Retry-After', async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const unreachable = await buildTestApp({ connectionString: `postgresql://postgres@127.0.0.1:${closedPort}/none` });
+    try {
+      const answer = await unreachable.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('agent')) });
+      expect(answer.statusCode).toBe(503);
+      expectEnvelope(answer, 'internal.unavailable');
+      expect(answer.headers['retry-after']).toBe('1');
+    } finally {
+      await unreachable.close();
+    }
   });
 });
