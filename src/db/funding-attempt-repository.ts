@@ -109,10 +109,10 @@ export function queueAttemptClaim(
 }
 
 /** Queues the release of a claim with nothing else changed (the rail refused the credential), to travel with
- * COMMIT; guarded like the update below. */
+ * COMMIT; guarded like the update below. The stored credential goes with the claim: nothing will ask about it. */
 export function queueClaimRelease(tx: Queryable, tenantId: string, attemptId: string, credentialDigest: Buffer): void {
   tx.beforeCommit({
-    text: `WITH released AS (UPDATE funding_attempts SET claimed_at = NULL, updated_at = now()
+    text: `WITH released AS (UPDATE funding_attempts SET claimed_at = NULL, credential = NULL, updated_at = now()
              WHERE tenant_id = $1 AND attempt_id = $2 AND claimed_at IS NOT NULL AND credential_digest = $3 RETURNING 1)
            SELECT expect_one_row((SELECT count(*) FROM released), 'funding attempt claim')`,
     values: [tenantId, attemptId, credentialDigest],
@@ -120,7 +120,8 @@ export function queueClaimRelease(tx: Queryable, tenantId: string, attemptId: st
 }
 
 /** Queues the outcome of a claimed attempt's rail call, to travel with COMMIT (and before a challenge queued after
- * it); the claim ends with it. Guarded: the claim must still be this credential's, else (another request with the
+ * it); the claim ends with it. The stored credential (a payment token, a signed authorization) is kept only while
+ * the outcome is pending and the rail may be asked again; a final outcome erases it. Guarded: the claim must still be this credential's, else (another request with the
  * same credential recorded the outcome first) expect_one_row fails the message. */
 export function queueAttemptUpdate(
   tx: Queryable,
@@ -130,7 +131,8 @@ export function queueAttemptUpdate(
 ): void {
   tx.beforeCommit({
     text: `WITH moved AS (UPDATE funding_attempts SET status = $3, reference = $5, polls = polls + $6, claimed_at = NULL,
-               rail_details = COALESCE($7::jsonb, rail_details), updated_at = now()
+               rail_details = COALESCE($7::jsonb, rail_details), updated_at = now(),
+               credential = CASE WHEN $3 = 'pending' THEN credential END
              WHERE tenant_id = $1 AND attempt_id = $2 AND claimed_at IS NOT NULL AND credential_digest = $4 RETURNING 1)
            SELECT expect_one_row((SELECT count(*) FROM moved), 'funding attempt outcome')`,
     values: [tenantId, attemptId, change.status, change.credentialDigest, change.reference, change.poll ? 1 : 0, change.details ? JSON.stringify(change.details) : null],

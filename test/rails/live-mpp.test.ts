@@ -5,6 +5,7 @@
 // charged, and a crash between the charge and our commit, never charging twice. The secret key never comes back.
 import type { FastifyInstance } from 'fastify';
 import { Challenge, Credential, Receipt } from 'mppx';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, LogCapture } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -247,5 +248,24 @@ describe('MPP live: secrets', () => {
     expect(logs.text).not.toContain(processor.secretKey);
     // Every call the processor saw carried the key, and only it.
     expect(processor.requests.length).toBeGreaterThan(0);
+  });
+
+  it('a payment token is stored only while the rail may be asked about it again: final attempts keep none', async () => {
+    const client = new pg.Client(database.connection);
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT status, claimed_at IS NOT NULL AS claimed, credential IS NOT NULL AS kept, credential::text AS text
+         FROM funding_attempts WHERE credential_digest IS NOT NULL`,
+      );
+      expect(rows.filter((row) => row.status === 'succeeded').length).toBeGreaterThan(3);
+      expect(rows.some((row) => row.status === 'declined')).toBe(true);
+      for (const row of rows) {
+        expect(row.kept, `${row.status}, claimed ${row.claimed}`).toBe(row.status === 'pending' || row.claimed);
+        if (!row.kept) expect(row.text).toBeNull();
+      }
+    } finally {
+      await client.end();
+    }
   });
 });
