@@ -121,12 +121,16 @@ export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<Lo
   return { ...inserted, transactionTime: inserted.createdAt };
 }
 
-export function findIntent(tx: Queryable, tenantId: string, intentId: string): Promise<Intent | undefined> {
-  return tx.run({
+export function findIntentStatement(tenantId: string, intentId: string): Statement<Intent | undefined> {
+  return {
     text: `SELECT ${columns} FROM intents WHERE tenant_id = $1 AND intent_id = $2`,
     values: [tenantId, intentId],
     read: ({ rows }) => rows[0] && toIntent(rows[0]),
-  });
+  };
+}
+
+export function findIntent(tx: Queryable, tenantId: string, intentId: string): Promise<Intent | undefined> {
+  return tx.run(findIntentStatement(tenantId, intentId));
 }
 
 /** Reads an intent and locks it until the transaction ends, so concurrent transitions queue. */

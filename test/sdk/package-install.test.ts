@@ -65,6 +65,8 @@ function writeConsumerPackage(folder: string, tarball: string, registry: string)
       resolved: `file:${tarballName}`,
       integrity,
       license: manifest.license,
+      // npm links the package's commands from what its lockfile entry says, as it would have written it.
+      bin: manifest.bin,
       dependencies: manifest.dependencies,
       engines: manifest.engines,
     },
@@ -134,6 +136,12 @@ describe('the SDK as an installed package', { timeout: stepTimeoutMs }, () => {
     // Only the SDK's own import graph is built (tsconfig.build.json): no server layer is in the package.
     const serverFolders = ['infra', 'plugins', 'engine', 'db', 'services', 'surfaces', 'cli'];
     expect(tarballFiles.filter((file) => serverFolders.some((folder) => file.startsWith(`package/dist/${folder}/`)))).toEqual([]);
+  });
+
+  it('installs the `svc` command, which says the operator CLI needs a checkout instead of failing on missing sources', async () => {
+    const result = await run(path.join(consumerFolder, 'node_modules/.bin/svc'), ['tenant', 'create'], { cwd: consumerFolder });
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+    expect(result.stderr).toBe('svc: the operator CLI runs from a checkout of the repository (npm ci, then npx svc); this installation holds the SDK only\n');
   });
 
   it('runs a plain .mjs lifecycle from the installed package: create, fund, evidence, confirm → released', async () => {

@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { refuseAttachedNonBodyError } from '../../body-checked-in-handler.ts';
 import { authenticatedBodyErrors, authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
 import { CreateIntentBody, Intent, IntentIdParams, IntentList, IntentListQuery, type IntentState } from '../../../contracts/intents.ts';
-import { findIntent, listIntents } from '../../../db/intent-repository.ts';
+import { findIntent, findIntentStatement, listIntents } from '../../../db/intent-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
@@ -73,8 +73,9 @@ export async function intentRoutes(app: FastifyInstance): Promise<void> {
 /** One intent of the tenant as the API shows it; an intent of another tenant is no different from none (404). */
 export async function readIntent(app: FastifyInstance, tenantId: string, intentId: string): Promise<Intent> {
   const id = intentId.toLowerCase();
+  // One round trip: statements sent on one connection one after another would queue behind each other anyway.
   const [intent, funding, instructions] = await app.database.tenant(tenantId, (tx) =>
-    Promise.all([findIntent(tx, tenantId, id), tx.run(findSucceededAttemptStatement(tenantId, id)), tx.run(findIntentInstructionsStatement(tenantId, id))]));
+    tx.batch([findIntentStatement(tenantId, id), findSucceededAttemptStatement(tenantId, id), findIntentInstructionsStatement(tenantId, id)]));
   if (!intent) throw new ServiceError('intent.not_found');
   return { ...presentIntent(intent), ...presentRailActivity(funding, instructions) };
 }
