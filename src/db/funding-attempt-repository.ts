@@ -121,8 +121,9 @@ export function queueClaimRelease(tx: Queryable, tenantId: string, attemptId: st
 
 /** Queues the outcome of a claimed attempt's rail call, to travel with COMMIT (and before a challenge queued after
  * it); the claim ends with it. The stored credential (a payment token, a signed authorization) is kept only while
- * the outcome is pending and the rail may be asked again; a final outcome erases it. Guarded: the claim must still be this credential's, else (another request with the
- * same credential recorded the outcome first) expect_one_row fails the message. */
+ * the outcome is pending and the rail may be asked again; a final outcome erases it. Guarded: the claim must still
+ * be this credential's, else (another request with the same credential recorded the outcome first) expect_one_row
+ * fails the message. */
 export function queueAttemptUpdate(
   tx: Queryable,
   tenantId: string,

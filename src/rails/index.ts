@@ -65,8 +65,8 @@ export function resolveRailName(rail: string): RailName | undefined {
 const railCurrencies: Readonly<Record<RailName, readonly string[]>> = { x402_usdc_base: ['usd'], processor_mpp: ['usd'] };
 
 /** The live adapter of each rail, loaded on first use: their protocol libraries (@x402/core's facilitator client,
- * mppx with stripe and viem) weigh some 70 MB of heap, which a sandbox-only process never needs and would otherwise
- * carry (and garbage-collect around) on every request. */
+ * mppx with stripe and viem) hold some 40 MB of heap after start-up (docs/performance.md), which a sandbox-only
+ * process never needs and would otherwise carry, and collect around, on every request. */
 const liveAdapters: Readonly<Record<RailName, ((options: LiveRailOptions) => Promise<LiveRailAdapter>) | undefined>> = {
   x402_usdc_base: async (options) => new (await import('./x402-live.ts')).X402LiveAdapter(options),
   processor_mpp: async (options) => new (await import('./mpp-live.ts')).MppLiveAdapter(options),
