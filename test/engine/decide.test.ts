@@ -32,8 +32,6 @@ import { transitionOf } from '../../src/engine/lifecycle.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { fundingClaimLeaseMs, sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../../src/limits.ts';
 import { paymentProblem, RailOutcomeUnknownError, RailUnavailableError, type CredentialOutcome } from '../../src/rails/index.ts';
-import { bytesToBase64 } from '../../src/signing/encoding.ts';
-import { intentCreationSigningBytes } from '../../src/signing/signed-structs.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
 
 const tenantId = 'acme';
@@ -75,27 +73,7 @@ const createBody = (options: Partial<Parameters<typeof signedCreateBody>[0]> = {
   signedCreateBody({ tenantId, principal, payee, deadline, ...options }) as unknown as CreateIntentBody;
 
 /** A v6 envelope whose rule is `predicate_ref`, signed over the referenced version's predicate. */
-function referencedBody(predicateRef: string, predicate: Record<string, unknown>): CreateIntentBody {
-  const { predicate_dsl: _inline, ...body } = createBody();
-  const bytes = intentCreationSigningBytes({
-    signing_version: 6,
-    tenant_id: tenantId,
-    intent_id: body.intent_id,
-    principal_did: body.principal_did,
-    payee_did: body.payee_did,
-    amount_cents: body.amount_cents,
-    currency: body.currency,
-    deadline: body.deadline,
-    budget: body.budget,
-    evidence_schema: body.evidence_schema,
-    predicate,
-    predicate_ref: predicateRef,
-    allowed_tools: body.allowed_tools,
-    settlement_rail: body.settlement_rail,
-    payee_pubkey: payee.signer.publicKey.bytes,
-  });
-  return { ...body, predicate_ref: predicateRef, principal_signature: bytesToBase64(principal.signer.sign(bytes)) };
-}
+const referencedBody = (predicateRef: string, predicate: Record<string, unknown>) => createBody({ predicateRef, predicate });
 
 function policyVersion(versionSeq: number): PolicyVersion {
   return {

@@ -26,6 +26,9 @@ export interface CreateOptions {
   readonly deadline?: string;
   readonly settlementRail?: string;
   readonly predicate?: Record<string, unknown>;
+  /** v6 by reference: the envelope names this `predicate_ref` instead of carrying `predicate_dsl`, and is signed
+   * over `predicate`, the rule the reference resolves to. */
+  readonly predicateRef?: string;
   readonly evidenceSchema?: Record<string, unknown>;
   readonly allowedTools?: string[];
   /** v7: the head version the intent binds to. */
@@ -57,7 +60,7 @@ export function signedCreateBody(options: CreateOptions): Record<string, unknown
     tenant_id: options.signForTenantId ?? options.tenantId,
     ...fields,
     predicate,
-    predicate_ref: '',
+    predicate_ref: options.predicateRef ?? '',
     payee_pubkey: options.payee.signer.publicKey.bytes,
     ...(options.policy
       ? { policy: { policy_template_id: options.policy.templateId, policy_version_seq: options.policy.versionSeq, policy_content_digest: Buffer.from(options.policy.contentDigestHex, 'hex') } }
@@ -75,7 +78,7 @@ export function signedCreateBody(options: CreateOptions): Record<string, unknown
     amount_cents: fields.amount_cents,
     evidence_schema: fields.evidence_schema,
     deadline: fields.deadline,
-    ...(options.policy ? {} : { predicate_dsl: predicate }),
+    ...(options.policy ? {} : options.predicateRef !== undefined ? { predicate_ref: options.predicateRef } : { predicate_dsl: predicate }),
     settlement_rail: fields.settlement_rail,
     signing_version: version,
     policy_binding: options.policy ? { template_id: options.policy.templateId, version_seq: options.policy.versionSeq } : null,
