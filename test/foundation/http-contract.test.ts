@@ -447,12 +447,21 @@ describe('the database out of reach', () => {
     const limited = { connectionString: database.url!.replace('postgres@', `${role}@`) };
     const limitedApp = await buildTestApp(limited);
     const holder = new pg.Client(limited);
+    /** Ends the role's connections; terminating is asynchronous, so this waits until the backends have exited. */
+    const endConnectionsOf = async (name: string) => {
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name]);
+      for (let waitedMs = 0; waitedMs < 5_000; waitedMs += 20) {
+        const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [name]);
+        if (rows[0].n === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
     try {
       const key = await acme.key('agent');
       expect((await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(key) })).statusCode).toBe(200);
       // The app's idle connections go, then the one slot is taken.
       await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 1`);
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role]);
+      await endConnectionsOf(role);
       await holder.connect();
       // A key the app has not cached: its look-up needs the database.
       const refused = await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('auditor')) });
@@ -467,7 +476,7 @@ describe('the database out of reach', () => {
     } finally {
       await holder.end().catch(() => {});
       await limitedApp.close();
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [role]);
+      await endConnectionsOf(role);
       await admin.query(`DROP ROLE ${role}`);
       await admin.end();
     }
