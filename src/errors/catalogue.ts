@@ -94,7 +94,8 @@ export const errorCatalogue = {
   'settlement_config.mpp_profile_invalid': { status: 400, message: 'mpp_profile_id must start with profile_test_ in sandbox and with profile_ (not profile_test_) in live; processor_mpp requires it.' },
   'settlement_config.settlement_recipient_required': { status: 400, message: 'mpp_session_enabled needs a settlement_network_recipient of 0x and 40 hex digits (EIP-55 checksum if mixed case).' },
   'settlement_config.rail_endpoint_invalid': { status: 400, message: 'A rail endpoint (x402_facilitator_url, mpp_processor_url) must be an absolute https URL (http only to a loopback host) without credentials, query or fragment.' },
-  'settlement_config.rail_unreachable': { status: 400, message: "A live rail's facilitator or processor did not answer the configuration's dry call as expected; details.field names the field, details.reason what failed. Nothing was saved." },
+  'settlement_config.rail_unreachable': { status: 503, retryAfterSeconds: railRetryAfterSecondsDefault, message: "A live rail's facilitator or processor could not be reached, timed out or failed (5xx, rate limited) on the configuration's dry call; details.field names the endpoint, details.reason what failed. Nothing was saved; send the same request again after Retry-After." },
+  'settlement_config.rail_refused': { status: 400, message: "A live rail's facilitator or processor answered the configuration's dry call with a refusal (a key it does not accept, a network it does not support, an account it does not know); details.field names the field at fault, details.reason what failed. Nothing was saved." },
   'settlement_config.secrets_key_missing': { status: 503, retryAfterSeconds: operatorActionRetryAfterSeconds, message: 'This deployment has no SVC_SECRETS_KEY, so it cannot store (or use) a rail secret; the operator must configure one.' },
 
   // ---- signing: signed bytes and signatures ----
