@@ -235,7 +235,9 @@ export type ErrorCode = keyof typeof errorCatalogue;
 
 // Every 503 says when to come back, and nothing else claims to: asserted once at load, a violation is a programmer error.
 for (const [code, entry] of Object.entries(errorCatalogue) as Array<[ErrorCode, CatalogueEntry]>) {
-  if ((entry.status === 503) !== (entry.retryAfterSeconds !== undefined)) throw new Error(`catalogue: ${code} must have retryAfterSeconds exactly when its status is 503`);
+  if ((entry.status === 503) !== (entry.retryAfterSeconds !== undefined)) {
+    throw new Error(`catalogue: ${code} must have retryAfterSeconds exactly when its status is 503`);
+  }
 }
 
 /** The `Retry-After` of an answer with `code`, in seconds: the catalogue's, for every 503; undefined otherwise. */

@@ -118,7 +118,8 @@ export class NotificationListener {
     this.#missedNotifications = true;
     void client.end().catch(() => {});
     if (this.#stopped) return;
-    this.#options.logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, `${this.#options.purpose}: connection lost; subscribing again`);
+    const reason = { message: error.message, code: (error as { code?: unknown }).code };
+    this.#options.logger.warn({ err: reason }, `${this.#options.purpose}: connection lost; subscribing again`);
     this.#scheduleReconnect();
   }
 
