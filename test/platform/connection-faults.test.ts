@@ -44,7 +44,7 @@ async function terminate(where: string, values: unknown[] = []): Promise<number[
   const { rows } = await admin.query(`SELECT pid FROM pg_stat_activity WHERE ${condition}`, [databaseName(), ...values]);
   const pids = rows.map((row) => row.pid as number);
   await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
-  await expect.poll(async () => (await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)', [pids])).rows[0].n).toBe(0);
+  await expect.poll(async () => (await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)', [pids])).rows[0].n, { timeout: 5_000 }).toBe(0);
   // The client reads the backend's farewell (FATAL 57P01) and the closed socket a moment later.
   await sleep(50);
   return pids;
@@ -103,7 +103,9 @@ describe('a pooled connection terminated while it is checked out', () => {
       const pass = runMaintenance(db, engineEffects(ephemeralKeyring())).then(() => undefined, (error: unknown) => error);
       // The maintenance lock's key, 7213402118, as pg_locks shows a bigint key: its high and low 32 bits.
       const lockHolder = `pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1 AND objid = 2918434822)`;
-      await expect.poll(async () => (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND ${lockHolder}`, [databaseName()])).rows[0].n).toBe(1);
+      await expect
+        .poll(async () => (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND ${lockHolder}`, [databaseName()])).rows[0].n, { timeout: 5_000 })
+        .toBe(1);
       await terminate(lockHolder);
       await blocker.query('COMMIT');
       const failure = await pass;
@@ -122,7 +124,7 @@ describe('the revocation listener', () => {
   it('reconnects after its connection is terminated: a key revoked on one app is refused by the other at once', async () => {
     const [first, second] = [await buildTestApp(database.connection), await buildTestApp(database.connection)];
     apps.push(first, second);
-    await expect.poll(listenerPids).toHaveLength(2);
+    await expect.poll(listenerPids, { timeout: 5_000 }).toHaveLength(2);
     const key = await tenant.key('agent');
     const keyId = (await second.inject({ url: '/v1/auth/principal', headers: bearer(key) })).json().subject;
 
@@ -133,9 +135,9 @@ describe('the revocation listener', () => {
     // Either the notification reaches the new subscription, or the subscription came back after it and the cache
     // was forgotten: both well inside the cache's 5 s.
     await expect
-      .poll(async () => (await second.inject({ url: '/v1/auth/principal', headers: bearer(key) })).json().error?.code, { timeout: 1_000, interval: 20 })
+      .poll(async () => (await second.inject({ url: '/v1/auth/principal', headers: bearer(key) })).json().error?.code, { timeout: 2_000, interval: 20 })
       .toBe('auth.credential_revoked');
-    expect(Date.now() - revokedAt).toBeLessThan(1_000);
+    expect(Date.now() - revokedAt).toBeLessThan(2_000);
     const back = await listenerPids();
     expect(back).toHaveLength(2);
     expect(back.filter((pid) => terminated.includes(pid))).toEqual([]);
@@ -144,7 +146,7 @@ describe('the revocation listener', () => {
   it('forgets every cached key when it subscribes again, since what was announced meanwhile is lost', async () => {
     const [first, second] = [await buildTestApp(database.connection), await buildTestApp(database.connection)];
     apps.push(first, second);
-    await expect.poll(listenerPids).toHaveLength(apps.length);
+    await expect.poll(listenerPids, { timeout: 5_000 }).toHaveLength(apps.length);
     const key = await tenant.key('agent');
     // Both pools hold a connection from here on; only new ones will be refused.
     expect((await first.inject({ url: '/v1/auth/principal', headers: bearer(tenant.adminKey) })).statusCode).toBe(200);
@@ -157,27 +159,30 @@ describe('the revocation listener', () => {
     try {
       await terminate('application_name = $2', [revocationListenerApplicationName]);
       expect((await first.inject({ method: 'DELETE', url: `/v1/admin/api-keys/${keyId}`, headers: bearer(tenant.adminKey) })).statusCode).toBe(200);
-      await sleep(300);
+      await sleep(100);
       // The second app still answers from its cache: nothing told it.
       expect((await second.inject({ url: '/v1/auth/principal', headers: bearer(key) })).statusCode).toBe(200);
     } finally {
       await admin.query(`ALTER DATABASE ${databaseName()} ALLOW_CONNECTIONS true`);
     }
+    // Once subscribed again, the second app has forgotten the key and reads it again: revoked.
+    await expect.poll(listenerPids, { timeout: 5_000, interval: 20 }).toHaveLength(apps.length);
     await expect
-      .poll(async () => (await second.inject({ url: '/v1/auth/principal', headers: bearer(key) })).json().error?.code, { timeout: 3_000, interval: 20 })
+      .poll(async () => (await second.inject({ url: '/v1/auth/principal', headers: bearer(key) })).json().error?.code, { timeout: 1_000, interval: 20 })
       .toBe('auth.credential_revoked');
-    // Well before the cache would have let the key go by itself.
-    expect(Date.now() - cachedAt).toBeLessThan(apiKeyCacheTtlMs - 1_000);
+    // Before the cache would have let the key go by itself: otherwise this test proves nothing.
+    expect(Date.now() - cachedAt).toBeLessThan(apiKeyCacheTtlMs);
   });
 
   it('closes with the app and is not reopened', async () => {
-    const before = (await listenerPids()).length;
+    for (const app of apps.splice(0)) await app.close();
+    await expect.poll(listenerPids, { timeout: 5_000 }).toEqual([]);
     const app = await buildTestApp(database.connection);
-    await expect.poll(async () => (await listenerPids()).length).toBe(before + 1);
+    await expect.poll(listenerPids, { timeout: 5_000 }).toHaveLength(1);
     await app.close();
-    await expect.poll(async () => (await listenerPids()).length).toBe(before);
+    await expect.poll(listenerPids, { timeout: 5_000 }).toEqual([]);
     await sleep(300);
-    expect(await listenerPids()).toHaveLength(before);
+    expect(await listenerPids()).toEqual([]);
   });
 });
 
