@@ -75,6 +75,16 @@ export const databasePreparedStatementsMax = 256;
 /** How long start-up (and the CLI) waits for the first connection to DATABASE_URL before saying it is unreachable:
  * a host that drops packets would otherwise hang the start with no message at all. */
 export const databaseConnectTimeoutMs = 10_000;
+/** How long a request waits for a pooled connection (a free one, or a new one being opened) before it is answered
+ * 503 with Retry-After: a database that drops packets during a failover would otherwise hold every request until
+ * its own timeout, and a pool kept busy that long is better told to come back. */
+export const databasePoolConnectTimeoutMs = 10_000;
+/** The revocation listener's connection is checked this often (a `SELECT 1`), so that one lost without a word (a
+ * failover that drops packets) is noticed and reopened: the revocations it missed are then honoured at once. */
+export const revocationListenerCheckIntervalMs = 10_000;
+/** Longest wait between two attempts to reopen the revocation listener's connection (the first is immediate, then
+ * 100 ms, doubling): revocations reach this process only through the cache TTL meanwhile. */
+export const revocationListenerReconnectDelayMaxMs = 2_000;
 
 // Relationships between limits, asserted once at load: a violated one is a programmer error.
 function assertLimit(condition: boolean, message: string): void {
@@ -85,6 +95,8 @@ assertLimit(predicateClausesMax < predicateFuelMax, 'a full and/or must be visit
 assertLimit(predicateDepthMax < predicateFuelMax, 'the deepest valid tree must be visitable within the fuel');
 assertLimit(predicateDocumentBytesMax < requestBodyBytesMax, 'a valid predicate must fit in a request body');
 assertLimit(databaseStatementTimeoutMs < requestTimeoutMs, 'a statement must time out before its request does');
+assertLimit(databasePoolConnectTimeoutMs < requestTimeoutMs, 'a request must be answered 503 before its own timeout when no connection comes');
+assertLimit(revocationListenerReconnectDelayMaxMs < apiKeyCacheTtlMs, 'a lost listener must be back before the cache bound would have to take over');
 
 // ---- JSON values taken from callers (evidence, schemas, budgets, predicates) ----
 /** Nesting of arrays/objects in any JSON value we canonicalize, digest or evaluate. Bounds recursion so a
@@ -134,9 +146,13 @@ export const fundingClaimLeaseMs = 3_000;
 export const railCallTimeoutMsDefault = 10_000;
 /** `Retry-After` of a 503 `rail.unavailable`: the facilitator or processor could not be reached or answered 5xx. */
 export const railRetryAfterSecondsDefault = 5;
-/** `Retry-After` of a 503 `internal.unavailable` answered because the database could not be reached or had no
- * connection to give (a restart, a failover, `max_connections` reached): short, since these pass in seconds. */
-export const databaseUnavailableRetryAfterSeconds = 1;
+/** `Retry-After` of a 503 `internal.unavailable`: the database could not be reached or had no connection to give
+ * (a restart, a failover, `max_connections` reached), the rate-limit counters could not be reached, or the server is
+ * shutting down. Short, since these pass in seconds (a load balancer sends the retry to another replica). */
+export const dependencyUnavailableRetryAfterSeconds = 1;
+/** `Retry-After` of a 503 that only an operator can end (`settlement_config.secrets_key_missing`): a retry is
+ * pointless before someone changes the deployment, so clients are asked to wait long. */
+export const operatorActionRetryAfterSeconds = 60;
 /** Characters of a live rail's endpoint URL (`x402_facilitator_url`, `mpp_processor_url`). */
 export const railEndpointUrlLengthMax = 2048;
 /** Characters of a live rail's secret (`x402_facilitator_api_key`, `mpp_processor_secret_key`). */

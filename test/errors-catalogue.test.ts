@@ -1,7 +1,7 @@
 // The error catalogue and docs/errors.md list the same codes with the same statuses and messages.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { errorCatalogue } from '../src/errors/catalogue.ts';
+import { errorCatalogue, retryAfterSecondsOf, type ErrorCode } from '../src/errors/catalogue.ts';
 
 const documentedRows = fs
   .readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8')
@@ -22,6 +22,14 @@ describe('error catalogue', () => {
       expect(entry.status).toBeGreaterThanOrEqual(400);
       expect(entry.status).toBeLessThan(600);
       expect(entry.message.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('gives every 503 code a Retry-After, and no other code one', () => {
+    for (const [code, entry] of Object.entries(errorCatalogue)) {
+      const retryAfterSeconds = retryAfterSecondsOf(code as ErrorCode);
+      if (entry.status === 503) expect(retryAfterSeconds, code).toBeGreaterThanOrEqual(1);
+      else expect(retryAfterSeconds, code).toBeUndefined();
     }
   });
 

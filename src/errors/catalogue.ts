@@ -1,9 +1,12 @@
 // The one catalogue of error codes: each stable dotted code with its HTTP status and a safe default message.
 // docs/errors.md documents every code; test/errors-catalogue.test.ts keeps the two in sync. Never reuse a code.
+import { dependencyUnavailableRetryAfterSeconds, operatorActionRetryAfterSeconds, railRetryAfterSecondsDefault } from '../limits.ts';
 
 export interface CatalogueEntry {
   readonly status: number;
   readonly message: string;
+  /** Every 503 has one, and only a 503: its `Retry-After` in seconds, unless the error sets a header of its own. */
+  readonly retryAfterSeconds?: number;
 }
 
 export const errorCatalogue = {
@@ -79,7 +82,7 @@ export const errorCatalogue = {
   'funding.rail_unsupported': { status: 422, message: 'The intent names a settlement rail this service does not run.' },
   'funding.currency_not_allowed': { status: 422, message: 'The settlement rail cannot carry this currency.' },
   'funding.credential_conflict': { status: 400, message: 'The Authorization header and x-svc-payment-authorization carry different payment credentials; send one credential, or the same one in both.' },
-  'rail.unavailable': { status: 503, message: "The settlement rail's facilitator or processor could not be reached or failed; nothing moved. Retry the same request (same idempotency key) after Retry-After." },
+  'rail.unavailable': { status: 503, retryAfterSeconds: railRetryAfterSecondsDefault, message: "The settlement rail's facilitator or processor could not be reached or failed; nothing moved. Retry the same request (same idempotency key) after Retry-After." },
   'rail_instruction.not_found': { status: 404, message: 'The intent has no rail instruction with this id.' },
   'rail_instruction.already_succeeded': { status: 409, message: 'The rail instruction has already succeeded; its reference stays as recorded.' },
 
@@ -91,8 +94,9 @@ export const errorCatalogue = {
   'settlement_config.mpp_profile_invalid': { status: 400, message: 'mpp_profile_id must start with profile_test_ in sandbox and with profile_ (not profile_test_) in live; processor_mpp requires it.' },
   'settlement_config.settlement_recipient_required': { status: 400, message: 'mpp_session_enabled needs a settlement_network_recipient of 0x and 40 hex digits (EIP-55 checksum if mixed case).' },
   'settlement_config.rail_endpoint_invalid': { status: 400, message: 'A rail endpoint (x402_facilitator_url, mpp_processor_url) must be an absolute https URL (http only to a loopback host) without credentials, query or fragment.' },
-  'settlement_config.rail_unreachable': { status: 400, message: "A live rail's facilitator or processor did not answer the configuration's dry call as expected; details.field names the field, details.reason what failed. Nothing was saved." },
-  'settlement_config.secrets_key_missing': { status: 503, message: 'This deployment has no SVC_SECRETS_KEY, so it cannot store (or use) a rail secret; the operator must configure one.' },
+  'settlement_config.rail_unreachable': { status: 503, retryAfterSeconds: railRetryAfterSecondsDefault, message: "A live rail's facilitator or processor could not be reached, timed out or failed (5xx, rate limited) on the configuration's dry call; details.field names the endpoint, details.reason what failed. Nothing was saved; send the same request again after Retry-After." },
+  'settlement_config.rail_refused': { status: 400, message: "A live rail's facilitator or processor answered the configuration's dry call with a refusal (a key it does not accept, a network it does not support, an account it does not know); details.field names the field at fault, details.reason what failed. Nothing was saved." },
+  'settlement_config.secrets_key_missing': { status: 503, retryAfterSeconds: operatorActionRetryAfterSeconds, message: 'This deployment has no SVC_SECRETS_KEY, so it cannot store (or use) a rail secret; the operator must configure one.' },
 
   // ---- signing: signed bytes and signatures ----
   'signing.value_invalid': { status: 400, message: 'A value to be signed is out of range or malformed.' },
@@ -224,10 +228,22 @@ export const errorCatalogue = {
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },
-  'internal.unavailable': { status: 503, message: 'A dependency of the service is temporarily unavailable. Retry with backoff.' },
+  'internal.unavailable': { status: 503, retryAfterSeconds: dependencyUnavailableRetryAfterSeconds, message: 'A dependency of the service is temporarily unavailable. Retry with backoff.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
+
+// Every 503 says when to come back, and nothing else claims to: asserted once at load, a violation is a programmer error.
+for (const [code, entry] of Object.entries(errorCatalogue) as Array<[ErrorCode, CatalogueEntry]>) {
+  if ((entry.status === 503) !== (entry.retryAfterSeconds !== undefined)) {
+    throw new Error(`catalogue: ${code} must have retryAfterSeconds exactly when its status is 503`);
+  }
+}
+
+/** The `Retry-After` of an answer with `code`, in seconds: the catalogue's, for every 503; undefined otherwise. */
+export function retryAfterSecondsOf(code: ErrorCode): number | undefined {
+  return (errorCatalogue[code] as CatalogueEntry).retryAfterSeconds;
+}
 
 export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(errorCatalogue, value);

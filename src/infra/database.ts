@@ -2,7 +2,14 @@
 // security on, scoped by `app.tenant_id`) or, explicitly, as the system (operator work across tenants).
 import pg from 'pg';
 import { inlineParameters, type SqlText } from './sql-literals.ts';
-import { databasePoolSizeMax, databasePreparedStatementsMax, databaseStatementTimeoutMs, tenantIdLengthMax, tenantIdPattern } from '../limits.ts';
+import {
+  databasePoolConnectTimeoutMs,
+  databasePoolSizeMax,
+  databasePreparedStatementsMax,
+  databaseStatementTimeoutMs,
+  tenantIdLengthMax,
+  tenantIdPattern,
+} from '../limits.ts';
 
 /** A statement and what to make of its result, so that several can share one round trip (`Queryable.batch`). */
 export interface Statement<T> extends SqlText {
@@ -47,19 +54,37 @@ export interface DatabaseConfig extends pg.PoolConfig {
   readonly sharedSession?: boolean;
 }
 
+/** What Postgres shows as `application_name` for the pool's connections (a connection string may set another). */
+export const poolApplicationName = 'svc';
+
 export class Database {
   readonly pool: pg.Pool;
   readonly #prepareStatements: boolean;
+  /** Pooled clients whose connection failed, with the error: never handed back to the pool. */
+  readonly #lostConnections = new WeakMap<pg.PoolClient, Error>();
 
   constructor({ sharedSession = false, ...config }: DatabaseConfig) {
     this.pool = new pg.Pool({
       max: databasePoolSizeMax,
       statement_timeout: databaseStatementTimeoutMs,
+      connectionTimeoutMillis: databasePoolConnectTimeoutMs,
+      keepAlive: true,
+      application_name: poolApplicationName,
       ...config,
     });
     this.#prepareStatements = !sharedSession;
-    // An idle client that loses its connection emits here; without a listener the process would crash.
+    // An idle client that loses its connection emits here, and pg-pool drops it.
     this.pool.on('error', () => {});
+    // A client in use has no listener of pg-pool's (it removes its own at check-out), and an 'error' event without
+    // a listener ends the process: a backend terminated, a restart or a failover while a transaction waits on
+    // something else, or while the maintenance pass holds its lock connection. Every client gets one listener for
+    // its whole life, which remembers the loss; the statement that next uses the client fails with a connection
+    // error (503), and the client is discarded when it is released.
+    this.pool.on('connect', (client) => {
+      client.on('error', (error: Error) => {
+        if (!this.#lostConnections.has(client)) this.#lostConnections.set(client, error);
+      });
+    });
   }
 
   /** Runs `work` in a transaction that can see and write only `tenantId`'s rows. */
@@ -81,6 +106,22 @@ export class Database {
   /** Checks the database answers. */
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
+  }
+
+  /** Runs `work` on one connection of the pool, held for its whole duration: for session state such as a
+   * session-level advisory lock. When `work` throws (or the connection was lost meanwhile) the connection is closed
+   * rather than pooled, so that no session state it holds can outlive the failure. */
+  async session<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let failure: Error | undefined;
+    try {
+      return await work(client);
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(failure ?? this.#lostConnections.get(client));
+    }
   }
 
   async close(): Promise<void> {
@@ -113,7 +154,7 @@ export class Database {
       throw error;
     } finally {
       // A client whose connection or transaction state is unknown must not go back to the pool.
-      client.release(broken);
+      client.release(broken ?? this.#lostConnections.get(client));
     }
   }
 }
@@ -234,24 +275,43 @@ function assertTenantId(tenantId: string): void {
   }
 }
 
+/** The driver's words for a connection that is gone or could not be had; pg's own errors carry no code. */
+const connectionErrorMessages = new RegExp(
+  [
+    'Connection terminated', // the socket closed (also "… unexpectedly", "… due to connection timeout")
+    'not queryable', // a statement on a client whose connection had already failed, or was closed
+    'ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH',
+    'is not currently accepting connections', // a database closed to connections (ALLOW_CONNECTIONS false)
+  ].join('|'),
+);
+
 function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   // Postgres SQLSTATE class 08 is connection exceptions; 57P01..57P03 are administrator/crash shutdowns.
-  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'))) return true;
-  return /Connection terminated|ECONNRESET|ECONNREFUSED|EPIPE/.test(error.message);
+  if (typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P') || connectionErrorMessages.test(code))) return true;
+  return connectionErrorMessages.test(error.message);
 }
+
+/** How deep `isDatabaseUnavailable` looks into an error's causes (code that wraps a driver error keeps it there). */
+const causeDepthMax = 4;
 
 /** True when a statement failed because the database could not be had, not because of what it said: the connection
  * was lost or refused, Postgres is out of connection slots or other resources (SQLSTATE class 53, e.g. 53300 "too
- * many clients"), or it is shutting down. Nothing of the statement's transaction was committed; the same request
- * can be retried. */
+ * many clients"), or it is shutting down. Nothing of the statement's transaction was committed, or (a connection lost
+ * during COMMIT) nothing can tell whether it was: either way the same request, with the same idempotency key, can
+ * be sent again and finds the stored answer or runs once. */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (isConnectionError(error)) return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && code.startsWith('53')) return true;
-  // The pool's own refusal when no connection could be had in time (pg-pool's connectionTimeoutMillis).
-  return error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message);
+  let current = error;
+  for (let depth = 0; depth <= causeDepthMax && current instanceof Error; depth += 1) {
+    if (isConnectionError(current)) return true;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('53')) return true;
+    // The pool's own refusal when no connection could be had in time (pg-pool's connectionTimeoutMillis).
+    if (/timeout exceeded when trying to connect/i.test(current.message)) return true;
+    current = current.cause;
+  }
+  return false;
 }
 
 /** True when a Postgres error is a unique-constraint violation (SQLSTATE 23505), optionally on `constraint`. */

@@ -102,9 +102,15 @@ async function applyOne(client: pg.Client, migration: Migration): Promise<void> 
   }
 }
 
-/** The newest applied version, or 0 when the database has never been migrated. */
+/** The newest applied version, or 0 when the database has never been migrated. Any other failure (the database
+ * out of reach, say) is thrown: it says nothing about the schema. */
 export async function appliedMigrationVersion(query: (text: string) => Promise<pg.QueryResult>): Promise<number> {
-  // Before the first migration the table does not exist and the query fails: that database is at version 0.
-  const result = await query('SELECT coalesce(max(version), 0) AS version FROM schema_migrations').catch(() => undefined);
-  return Number(result?.rows[0]?.version ?? 0);
+  try {
+    const result = await query('SELECT coalesce(max(version), 0) AS version FROM schema_migrations');
+    return Number(result.rows[0]?.version ?? 0);
+  } catch (error) {
+    // Before the first migration the table does not exist (SQLSTATE 42P01, undefined_table): version 0.
+    if ((error as { code?: unknown } | null)?.code === '42P01') return 0;
+    throw error;
+  }
 }

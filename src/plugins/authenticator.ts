@@ -1,8 +1,10 @@
 // Turns a bearer credential into a Principal: an API key, or else a session JWT. Verified keys are cached for a
 // few seconds per process; a revocation anywhere is pushed to every replica through Postgres NOTIFY, and the
-// cache's TTL bounds staleness even if a notification is lost. A session's membership (tenant and role) is
-// re-read from the database on a short cache, so a removed member or a changed role stops working within seconds.
-import pg from 'pg';
+// cache's TTL bounds staleness even if a notification is lost (the listener's connection dropped: it is reopened at
+// once, and the whole key cache is forgotten then, since what was announced meanwhile is gone). A session's
+// membership (tenant and role) is re-read from the database on a short cache, so a removed member or a changed role
+// stops working within seconds.
+import type pg from 'pg';
 import {
   apiKeyCacheEntriesMax,
   auditExportDownloadTokenLengthMax,
@@ -17,14 +19,13 @@ import { findSessionMembership, type SessionMembership } from '../db/user-reposi
 import { ServiceError } from '../errors/service-error.ts';
 import type { Database } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
+import { NotificationListener } from '../infra/notification-listener.ts';
 import { credentialRevocationChannel, looksLikeApiKey, parseApiKey, secretMatches } from '../credentials/api-key.ts';
 import { readAuthorizationHeader } from '../credentials/authorization-header.ts';
 import { BoundedCache } from '../credentials/bounded-cache.ts';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { readSessionClaims, type SessionClaims } from '../credentials/session-token.ts';
-
-/** The NOTIFY channel on which a revoked key id is announced. */
 
 /** What a download JWT grants: one audit export job of one tenant (docs/audit-exports.md#download-tokens). Never a
  * Principal. */
@@ -36,14 +37,18 @@ export interface AuditExportDownloadGrant {
 }
 
 export interface AuthenticatorLogger {
+  info(object: object, message: string): void;
   warn(object: object, message: string): void;
 }
+
+/** What Postgres shows as `application_name` for the revocation listener's connection. */
+export const revocationListenerApplicationName = 'svc revocation listener';
 
 export class Authenticator {
   readonly #credentials = new BoundedCache<string, ApiKeyCredential>(apiKeyCacheEntriesMax, apiKeyCacheTtlMs);
   readonly #lastUsedWrittenAtMs = new BoundedCache<string, number>(apiKeyCacheEntriesMax, apiKeyLastUsedWriteIntervalMs);
   readonly #memberships = new BoundedCache<string, SessionMembership>(sessionMembershipCacheEntriesMax, sessionMembershipCacheTtlMs);
-  #listener: pg.Client | undefined;
+  #listener: NotificationListener | undefined;
 
   constructor(
     private readonly database: Database,
@@ -52,25 +57,23 @@ export class Authenticator {
     private readonly gatewayKeys: GatewayKeyring,
   ) {}
 
-  /** Subscribes to revocations from other processes. Failure to subscribe only costs freshness (TTL still holds). */
+  /** Subscribes to revocations from other processes, and stays subscribed. While the subscription is down, a
+   * revocation reaches this process only through the cache TTL; once it is back, every cached key is read again. */
   async start(connection: pg.ClientConfig): Promise<void> {
-    const listener = new pg.Client(connection);
-    listener.on('error', (error) => this.logger.warn({ err: error }, 'credential revocation listener failed'));
-    listener.on('notification', (message) => {
-      if (message.channel === credentialRevocationChannel && message.payload) this.forget(message.payload);
+    this.#listener = new NotificationListener({
+      connection,
+      channel: credentialRevocationChannel,
+      applicationName: revocationListenerApplicationName,
+      purpose: 'credential revocation listener',
+      logger: this.logger,
+      onNotification: (keyId) => this.forget(keyId),
+      onResubscribed: () => this.#credentials.clear(),
     });
-    try {
-      await listener.connect();
-      await listener.query(`LISTEN ${credentialRevocationChannel}`);
-      this.#listener = listener;
-    } catch (error) {
-      this.logger.warn({ err: error }, 'credential revocations will reach this process only through the cache TTL');
-      await listener.end().catch(() => {});
-    }
+    await this.#listener.start();
   }
 
   async stop(): Promise<void> {
-    await this.#listener?.end().catch(() => {});
+    await this.#listener?.stop();
     this.#listener = undefined;
   }
 

@@ -5,10 +5,9 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
+import { errorCatalogue, retryAfterSecondsOf, type ErrorCode } from '../errors/catalogue.ts';
 import { isDatabaseUnavailable } from '../infra/database.ts';
 import { mintRequestId } from '../infra/request-id.ts';
-import { databaseUnavailableRetryAfterSeconds } from '../limits.ts';
 import { validationFields } from '../infra/validation.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import { asServiceError } from '../services/pure-error-mapping.ts';
@@ -39,7 +38,11 @@ export function envelope(request: FastifyRequest, code: ErrorCode, message?: str
   };
 }
 
+/** Every error answer leaves here. A 503 always says when to come back: the Retry-After its thrower set (a rail's
+ * own), else its code's in the catalogue. */
 function sendError(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetails): FastifyReply {
+  const retryAfterSeconds = retryAfterSecondsOf(code);
+  if (retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfterSeconds));
   return reply.code(errorCatalogue[code].status).send(envelope(reply.request, code, message, details));
 }
 
@@ -62,9 +65,10 @@ function handleError(thrown: FastifyError, request: FastifyRequest, reply: Fasti
     return sendError(reply, status === 404 ? 'request.route_not_found' : status === 408 ? 'request.timeout' : 'request.invalid');
   }
   request.log.error({ err: error }, 'request failed');
-  // The database out of reach (or of connections) is a dependency unavailable, not a fault of the request: 503,
-  // retryable, and its transaction was rolled back.
-  if (isDatabaseUnavailable(error)) return sendError(reply.header('retry-after', String(databaseUnavailableRetryAfterSeconds)), 'internal.unavailable');
+  // The database out of reach (or of connections) is a dependency unavailable, not a fault of the request: 503 with
+  // Retry-After, and nothing of it was committed (or, its connection lost during COMMIT, the same idempotency key
+  // finds what was).
+  if (isDatabaseUnavailable(error)) return sendError(reply, 'internal.unavailable');
   return sendError(reply, status === 503 ? 'internal.unavailable' : 'internal.error');
 }
 

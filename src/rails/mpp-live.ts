@@ -187,7 +187,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
 
   async probe(): Promise<ProbeResult> {
     const { secrets, config } = this.#options;
-    if (!secrets.mpp_processor_secret_key) return { ok: false, field: 'mpp_processor_secret_key', reason: 'No processor secret key is configured.' };
+    if (!secrets.mpp_processor_secret_key) return { ok: false, field: 'mpp_processor_secret_key', reason: 'No processor secret key is configured.', transient: false };
     // Two dry reads: the platform's own account (the URL answers, the key is accepted), then the connected account
     // payouts go to (it exists for this key).
     let processor: Stripe;
@@ -205,7 +205,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
       const failure = probeFailure(error);
       return failure.ok || !(error instanceof Stripe.errors.StripeError && (error.statusCode === 404 || error.statusCode === 403))
         ? failure
-        : { ok: false, field: 'processor_destination', reason: 'the processor knows no account with this id for this key' };
+        : { ok: false, field: 'processor_destination', reason: 'the processor knows no account with this id for this key', transient: false };
     }
   }
 
@@ -476,10 +476,16 @@ function instructionFailure(error: unknown, what: string): InstructionOutcome {
   throw unavailable('processor_mpp', error, `the ${what}`);
 }
 
-/** The field a failed dry call points at. */
+/** The field a failed dry call points at, and whether the failure may pass by itself: the processor not reached,
+ * too slow, failing on its side or rate limiting is transient; a refusal of the key or of the request is not. */
 function probeFailure(error: unknown): ProbeResult {
   if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
-    return { ok: false, field: 'mpp_processor_secret_key', reason: safeReason(error) };
+    return { ok: false, field: 'mpp_processor_secret_key', reason: safeReason(error), transient: false };
   }
-  return { ok: false, field: 'mpp_processor_url', reason: safeReason(error) };
+  const transient =
+    error instanceof Stripe.errors.StripeConnectionError ||
+    error instanceof Stripe.errors.StripeAPIError ||
+    error instanceof Stripe.errors.StripeRateLimitError ||
+    (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 500) >= 500);
+  return { ok: false, field: 'mpp_processor_url', reason: safeReason(error), transient };
 }

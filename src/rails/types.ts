@@ -101,8 +101,12 @@ export interface LiveRailOptions {
 }
 
 /** A dry call's verdict (PUT /v1/admin/settlement/config for a live tenant). `field` names the configuration field
- * at fault (e.g. `x402_facilitator_url`, `mpp_processor_secret_key`); `reason` is safe to show (no secret). */
-export type ProbeResult = { readonly ok: true } | { readonly ok: false; readonly field: string; readonly reason: string };
+ * at fault (e.g. `x402_facilitator_url`, `mpp_processor_secret_key`); `reason` is safe to show (no secret).
+ * `transient` when the rail could not be reached, timed out or failed on its side (5xx, rate limited): the same
+ * configuration may pass in a moment (503); otherwise the rail answered with a refusal of the configuration (400). */
+export type ProbeResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly field: string; readonly reason: string; readonly transient: boolean };
 
 /** A claimed attempt whose rail call's outcome is unknown (the process died between the phases, or the call timed
  * out after the rail may have acted). */

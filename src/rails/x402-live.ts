@@ -121,21 +121,23 @@ export class X402LiveAdapter implements LiveRailAdapter {
   }
 
   async probe(): Promise<ProbeResult> {
-    if (!this.#endpoint) return { ok: false, field: 'x402_facilitator_url', reason: 'no facilitator URL is configured' };
+    if (!this.#endpoint) return { ok: false, field: 'x402_facilitator_url', reason: 'no facilitator URL is configured', transient: false };
     const { network } = x402Networks.live;
     try {
       const supported = await this.#client.getSupported();
       const listed = supported.kinds.some((kind) => kind.x402Version === 2 && kind.scheme === 'exact' && kind.network === network);
       if (!listed) {
-        return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported does not list x402 v2 scheme exact on ${network}` };
+        return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported does not list x402 v2 scheme exact on ${network}`, transient: false };
       }
       return { ok: true };
     } catch (error) {
       const status = httpStatusOf(error);
       if (status === 401 || status === 403) {
-        return { ok: false, field: 'x402_facilitator_api_key', reason: `the facilitator refused the API key (HTTP ${status})` };
+        return { ok: false, field: 'x402_facilitator_api_key', reason: `the facilitator refused the API key (HTTP ${status})`, transient: false };
       }
-      return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported did not answer: ${describe(error)}` };
+      // No answer, a timeout, a 5xx or a rate limit may pass; any other 4xx says the URL is not a facilitator's.
+      const transient = status === undefined || status >= 500 || status === 408 || status === 429;
+      return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported did not answer: ${describe(error)}`, transient };
     }
   }
 

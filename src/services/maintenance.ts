@@ -64,27 +64,24 @@ export async function runMaintenance(
   now = new Date(),
   railRuntime: RailRuntime = { secretBox: undefined, callTimeoutMs: railCallTimeoutMsDefault },
 ): Promise<MaintenanceReport> {
-  const client = await database.pool.connect();
-  try {
+  // The lock is the session's: held on one connection while the pass runs its transactions on others. Should the
+  // pass fail, or that connection be lost, the session ends with it (Database.session) and so does the lock; a lost
+  // connection makes the unlock fail, and the pass counts as failed (its work is committed or not, step by step).
+  return database.session(async (client) => {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
     if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
-    try {
-      const refunded = await expireIntents(database, effects, now);
-      const deleted = await database.system(async (tx) => {
-        const counts = { ...nothingDeleted };
-        for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
-          counts[table] = await prune(tx, now);
-        }
-        return counts;
-      });
-      const rails = await runRailSweep(database, railRuntime, now);
-      return { ran: true, refunded, deleted, rails };
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
-    }
-  } finally {
-    client.release();
-  }
+    const refunded = await expireIntents(database, effects, now);
+    const deleted = await database.system(async (tx) => {
+      const counts = { ...nothingDeleted };
+      for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
+        counts[table] = await prune(tx, now);
+      }
+      return counts;
+    });
+    const rails = await runRailSweep(database, railRuntime, now);
+    await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
+    return { ran: true, refunded, deleted, rails };
+  });
 }
 
 export interface RailSweepReport {

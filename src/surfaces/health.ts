@@ -26,12 +26,13 @@ export async function healthRoutes(instance: FastifyInstance): Promise<void> {
     try {
       version = await appliedMigrationVersion((text) => app.database.pool.query(text));
     } catch (error) {
-      throw new ServiceError('internal.unavailable', { message: 'The database is not reachable.', cause: error });
+      // Not reached is not behind: only a database that answered can tell its schema version.
+      throw new ServiceError('internal.unavailable', { message: 'The database is not reachable.', details: { reason: 'database_unreachable' }, cause: error });
     }
     if (version < expectedVersion) {
       throw new ServiceError('internal.unavailable', {
         message: 'The database schema is behind this build; migrations are pending.',
-        details: { schema_version: version, expected_schema_version: expectedVersion },
+        details: { reason: 'migrations_pending', schema_version: version, expected_schema_version: expectedVersion },
       });
     }
     return { status: 'ready', schema_version: version } as const;

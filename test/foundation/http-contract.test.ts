@@ -9,6 +9,7 @@ import pg from 'pg';
 import { requestBodyBytesMax, requestJsonNestingDepthMax, requestUrlLengthMax, routeParameterLengthMax } from '../../src/limits.ts';
 import { app as serviceApp } from '../../src/app.ts';
 import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
+import { revocationListenerApplicationName } from '../../src/plugins/authenticator.ts';
 import { createLogger } from '../../src/infra/logging.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
@@ -438,8 +439,9 @@ describe('health', () => {
 
 describe('the database out of reach', () => {
   it('a database with no connection to give (SQLSTATE 53300) → 503 internal.unavailable with Retry-After; the next request works', async () => {
-    // A login role that may hold one connection: the test holds it, so the app's next connection is refused by
-    // Postgres itself ("too many connections for role"), as when max_connections is reached.
+    // A login role that may hold two connections: the app's revocation listener holds one and the test the other,
+    // so the app's next connection is refused by Postgres itself ("too many connections for role"), as when
+    // max_connections is reached.
     const role = `svc_limited_${process.pid}`;
     const admin = new pg.Client(database.connection);
     await admin.connect();
@@ -447,21 +449,21 @@ describe('the database out of reach', () => {
     const limited = { connectionString: database.url!.replace('postgres@', `${role}@`) };
     const limitedApp = await buildTestApp(limited);
     const holder = new pg.Client(limited);
-    /** Ends the role's connections; terminating is asynchronous, so this waits until the backends have exited. */
+    const connectionsOf = async (name: string, applicationName?: string) =>
+      (await admin.query('SELECT pid FROM pg_stat_activity WHERE usename = $1 AND ($2::text IS NULL OR application_name = $2)', [name, applicationName ?? null])).rows.map((row) => row.pid as number);
+    /** Ends the role's connections; terminating is asynchronous, so this waits until those backends have exited. */
     const endConnectionsOf = async (name: string) => {
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name]);
-      for (let waitedMs = 0; waitedMs < 5_000; waitedMs += 20) {
-        const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [name]);
-        if (rows[0].n === 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const pids = await connectionsOf(name);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+      await expect.poll(async () => (await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)', [pids])).rows[0].n, { timeout: 5_000 }).toBe(0);
     };
     try {
       const key = await acme.key('agent');
       expect((await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(key) })).statusCode).toBe(200);
-      // The app's idle connections go, then the one slot is taken.
-      await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 1`);
+      // The app's connections go; its revocation listener comes back at once and takes one slot, the test the other.
+      await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 2`);
       await endConnectionsOf(role);
+      await expect.poll(() => connectionsOf(role, revocationListenerApplicationName), { timeout: 5_000 }).toHaveLength(1);
       await holder.connect();
       // A key the app has not cached: its look-up needs the database.
       const refused = await limitedApp.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('auditor')) });
@@ -477,6 +479,7 @@ describe('the database out of reach', () => {
       await holder.end().catch(() => {});
       await limitedApp.close();
       await endConnectionsOf(role);
+      await expect.poll(() => connectionsOf(role)).toEqual([]);
       await admin.query(`DROP ROLE ${role}`);
       await admin.end();
     }

@@ -551,6 +551,7 @@ describe('the Redis store', () => {
     const answer = await limited.inject({ url: '/v1/auth/principal', headers: bearer(await acme.key('agent')) });
     expect(answer.statusCode).toBe(503);
     expect(answer.json().error.code).toBe('internal.unavailable');
+    expect(answer.headers['retry-after']).toBe('1');
     // Reported once, not once per reconnect attempt.
     expect(errors).toHaveLength(1);
     await down.close();

@@ -193,10 +193,11 @@ describe('MPP live adapter', () => {
 
   it('probes the processor: the key, the URL and the payout account', async () => {
     expect(await adapterFor().probe()).toEqual({ ok: true });
-    expect(await adapterFor({ secretKey: 'sk_test_wrong' }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_secret_key' });
-    expect(await adapterFor({ secretKey: null }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_secret_key' });
-    expect(await adapterFor({ config: { mpp_processor_url: 'http://127.0.0.1:9' } }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_url' });
-    expect(await adapterFor({ config: { processor_destination: 'acct_unknown' } }).probe()).toMatchObject({ ok: false, field: 'processor_destination' });
+    // A refusal is not transient (400); an unreachable processor is (503).
+    expect(await adapterFor({ secretKey: 'sk_test_wrong' }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_secret_key', transient: false });
+    expect(await adapterFor({ secretKey: null }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_secret_key', transient: false });
+    expect(await adapterFor({ config: { mpp_processor_url: 'http://127.0.0.1:9' } }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_url', transient: true });
+    expect(await adapterFor({ config: { processor_destination: 'acct_unknown' } }).probe()).toMatchObject({ ok: false, field: 'processor_destination', transient: false });
     const wrong = await adapterFor({ secretKey: 'sk_test_wrong_and_secret' }).probe();
     expect(JSON.stringify(wrong)).not.toContain('sk_test_wrong_and_secret');
   });

@@ -89,14 +89,27 @@ async function intentOf(intentId: string): Promise<any> {
 }
 
 describe('MPP live: configuration', () => {
-  it('checks the processor before saving: a wrong key, an unreachable URL, an unknown payout account', async () => {
+  it('checks the processor before saving: a wrong key, an unreachable URL, a processor down, an unknown payout account', async () => {
     const wrongKey = remember(await live.configure(mppConfig({ mpp_processor_secret_key: 'sk_test_not_the_key' })));
     expect(wrongKey.statusCode, wrongKey.body).toBe(400);
-    expect(wrongKey.json().error).toMatchObject({ code: 'settlement_config.rail_unreachable', details: { field: 'mpp_processor_secret_key' } });
+    expect(wrongKey.json().error).toMatchObject({ code: 'settlement_config.rail_refused', details: { field: 'mpp_processor_secret_key' } });
+    // Not reached, or failing on its side: transient, so 503 with Retry-After, and the same PUT may pass later.
     const unreachable = remember(await live.configure(mppConfig({ mpp_processor_url: 'http://127.0.0.1:9' })));
+    expect(unreachable.statusCode, unreachable.body).toBe(503);
+    expect(unreachable.headers['retry-after']).toBe('5');
     expect(unreachable.json().error).toMatchObject({ code: 'settlement_config.rail_unreachable', details: { field: 'mpp_processor_url' } });
+    processor.down = true;
+    try {
+      const down = remember(await live.configure(mppConfig()));
+      expect(down.statusCode, down.body).toBe(503);
+      expect(down.headers['retry-after']).toBe('5');
+      expect(down.json().error).toMatchObject({ code: 'settlement_config.rail_unreachable', details: { field: 'mpp_processor_url' } });
+    } finally {
+      processor.down = false;
+    }
     const unknown = remember(await live.configure(mppConfig({ processor_destination: 'acct_nobody' })));
-    expect(unknown.json().error).toMatchObject({ code: 'settlement_config.rail_unreachable', details: { field: 'processor_destination' } });
+    expect(unknown.statusCode, unknown.body).toBe(400);
+    expect(unknown.json().error).toMatchObject({ code: 'settlement_config.rail_refused', details: { field: 'processor_destination' } });
     // The configuration in force is still the good one, and its secret is write-only.
     const current = remember(await app.inject({ method: 'GET', url: '/v1/admin/settlement/config', headers: bearer(live.tenant.adminKey) }));
     expect(current.json()).toMatchObject({ mpp_processor_url: processor.url, mpp_processor_secret_key_set: true, processor_destination: destination });

@@ -269,18 +269,19 @@ describe('the live settlement configuration', () => {
     // Without the key, the facilitator refuses the dry call: 400, nothing saved.
     const cleared = seen(await live.configure(x402Config({ x402_facilitator_api_key: null })));
     expect(cleared.statusCode, cleared.body).toBe(400);
-    expect(cleared.json().error).toMatchObject({ code: 'settlement_config.rail_unreachable', details: { field: 'x402_facilitator_api_key' } });
+    expect(cleared.json().error).toMatchObject({ code: 'settlement_config.rail_refused', details: { field: 'x402_facilitator_api_key' } });
     const wrongKey = seen(await live.configure(x402Config({ x402_facilitator_api_key: 'not-the-key' })));
     expect(wrongKey.json().error.details.field).toBe('x402_facilitator_api_key');
     const after = (await app.inject({ method: 'GET', url: '/v1/admin/settlement/config', headers: bearer(live.tenant.adminKey) })).json();
     expect(after.x402_facilitator_api_key_set).toBe(true);
   });
 
-  it('a facilitator that does not answer, or does not list Base, is a 400 naming the URL', async () => {
+  it('a facilitator that is down is a 503 with Retry-After, one that does not list Base a 400, both naming the URL', async () => {
     facilitator.setDown(true);
     try {
       const down = seen(await live.configure(x402Config()));
-      expect(down.statusCode).toBe(400);
+      expect(down.statusCode).toBe(503);
+      expect(down.headers['retry-after']).toBe('5');
       expect(down.json().error).toMatchObject({ code: 'settlement_config.rail_unreachable', details: { field: 'x402_facilitator_url', settlement_rail: 'x402_usdc_base' } });
     } finally {
       facilitator.setDown(false);
@@ -289,6 +290,7 @@ describe('the live settlement configuration', () => {
     try {
       const wrongNetwork = seen(await live.configure(x402Config({ x402_facilitator_url: testnetOnly.url })));
       expect(wrongNetwork.statusCode).toBe(400);
+      expect(wrongNetwork.json().error.code).toBe('settlement_config.rail_refused');
       expect(wrongNetwork.json().error.details.reason).toContain('eip155:8453');
     } finally {
       await testnetOnly.close();

@@ -94,8 +94,9 @@ function openStoredSecrets(box: Parameters<typeof openRailSecrets>[0], tenantId:
   return openRailSecrets(box, tenantId, stored);
 }
 
-/** The dry call of each configured live rail (its adapter's probe): a rail that does not answer as it should is a
- * 400 naming the field at fault, and nothing is saved. A rail without an endpoint is not probed (it cannot fund
+/** The dry call of each configured live rail (its adapter's probe), naming the field at fault, and nothing is saved:
+ * a rail that could not be reached or failed on its side is a 503 with Retry-After (the same request may pass in a
+ * moment), a rail that refused the configuration a 400. A rail without an endpoint is not probed (it cannot fund
  * until one is set; the fund route says so). */
 async function probeLiveRails(config: SettlementConfig, secrets: RailSecrets, callTimeoutMs: number): Promise<void> {
   for (const rail of config.rails) {
@@ -105,7 +106,7 @@ async function probeLiveRails(config: SettlementConfig, secrets: RailSecrets, ca
     if (!adapter) continue;
     const result = await adapter.probe();
     if (!result.ok) {
-      throw new ServiceError('settlement_config.rail_unreachable', {
+      throw new ServiceError(result.transient ? 'settlement_config.rail_unreachable' : 'settlement_config.rail_refused', {
         message: `The ${rail} rail's dry call failed: ${result.reason}.`,
         details: { settlement_rail: rail, field: result.field, reason: result.reason },
       });
