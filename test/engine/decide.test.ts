@@ -150,6 +150,25 @@ describe('decideCreate', () => {
     expect(row).toMatchObject({ predicateDsl: version.materializedPredicate, predicateRef: 'search_release@3', policyTemplateId: null });
   });
 
+  it('v6: takes predicate_dsl beside predicate_ref only as the same rule, and records the reference', () => {
+    const version = policyVersion(3);
+    const sameRule = { root: version.materializedPredicate['root'], version: 1 };
+    const both = createBody({ predicateRef: 'search_release@3', predicate: sameRule, inlineBesideRef: true });
+    expect(both.predicate_dsl).toEqual(sameRule);
+    const row = decideCreate({ tenantId }, both, { referenced: version }, nowMs);
+    expect(row).toMatchObject({ predicateDsl: version.materializedPredicate, predicateRef: 'search_release@3' });
+
+    const otherRule = { version: 1, root: { op: 'true' } };
+    const conflicting = createBody({ predicateRef: 'search_release@3', predicate: otherRule, inlineBesideRef: true });
+    const refused = refusal(() => decideCreate({ tenantId }, conflicting, { referenced: version }, nowMs));
+    expect(refused.code).toBe('intent.predicate_conflict');
+    expect(refused.details).toEqual({ predicate_ref: 'search_release@3' });
+    expect(refusal(() => decideCreate({ tenantId }, both, { referenced: undefined }, nowMs)).code).toBe('intent.predicate_missing');
+    // An inline rule is still checked first, whatever the reference names.
+    const malformed = createBody({ predicateRef: 'search_release@3', predicate: { version: 2, root: { op: 'true' } }, inlineBesideRef: true });
+    expect(() => decideCreate({ tenantId }, malformed, { referenced: version }, nowMs)).toThrow(expect.objectContaining({ code: 'predicate.version_unsupported' }));
+  });
+
   it('v7: binds the head, and refuses a binding that is not the head, a missing binding or an inline rule', () => {
     const head = policyVersion(2);
     const policy = { templateId: head.templateId, versionSeq: 2, contentDigestHex: head.contentDigest.toString('hex'), materializedPredicate: head.materializedPredicate };
@@ -172,6 +191,8 @@ describe('decideCreate', () => {
     const { predicate_dsl: _inline, ...ruleless } = createBody();
     expect(ruleLookupOf({ ...ruleless, predicate_ref: 'search_release@3' })).toEqual({ kind: 'version', templateId: 'search_release', versionSeq: 3 });
     expect(ruleLookupOf({ ...ruleless, predicate_ref: 'Search Release@0' })).toEqual({ kind: 'none' });
+    // Beside an inline rule, the reference is read too: the two must agree.
+    expect(ruleLookupOf({ ...createBody(), predicate_ref: 'search_release@3' })).toEqual({ kind: 'version', templateId: 'search_release', versionSeq: 3 });
     const bound = createBody({ policy: { templateId: 'search_release', versionSeq: 2, contentDigestHex: '00'.repeat(32), materializedPredicate: {} } });
     expect(ruleLookupOf(bound)).toEqual({ kind: 'head', templateId: 'search_release', versionSeq: 2 });
   });
