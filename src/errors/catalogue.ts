@@ -168,6 +168,7 @@ export const errorCatalogue = {
   'sandbox.live_tenant': { status: 403, message: 'Sandbox guardrail routes are for sandbox tenants only.' },
   'sandbox.completion_conflict': { status: 400, message: 'Give completion_preset alone, or template_id with optional parameters and evidence_schema, or neither for the default rule (completion_v1); parameters need a template_id.' },
   'sandbox.preset_unknown': { status: 400, message: 'No archetype preset has this completion_preset id.' },
+  'sandbox.preset_evidence_mismatch': { status: 422, message: 'The evidence payload does not match the evidence schema of the completion_preset_id it names.' },
   'sandbox.metadata_too_large': { status: 400, message: 'The metadata object is larger than the limit.' },
   'sandbox.operation_mismatch': { status: 422, message: 'The operation is not the one the sandbox guardrail intent was bootstrapped for.' },
 
