@@ -297,12 +297,28 @@ describe('decideFundPhase1', () => {
       kind: 'authorize',
       credential,
       attempt: live,
-      claim: { attemptId: 'att_1', credentialDigest: digest, credential: credential.data, live: false },
+      claim: { attemptId: 'att_1', credentialDigest: digest, credential: credential.data, live: false, authorizationKey: null },
       challenge: live.challenge,
     });
     for (const spent of [attempt({ status: 'declined' }), undefined]) {
       expect(phase1({ attempt: spent })).toEqual({ kind: 'authorize', credential, attempt: undefined, claim: undefined, challenge: undefined });
     }
+  });
+
+  it('claims the payment authorization with the attempt, and refuses one another attempt holds', () => {
+    const keyed: RailCredential = { ...credential, authorizationKey: 'eip155:84532/0xusdc/0xpayer/0xnonce' };
+    const live = attempt();
+    expect(phase1({ credential: keyed, attempt: live })).toMatchObject({ kind: 'authorize', claim: { authorizationKey: keyed.authorizationKey } });
+    // Held by this very attempt (a retry after the rail could not be reached, a takeover): not a reuse.
+    expect(phase1({ credential: keyed, attempt: live, authorizationHolder: live.attemptId })).toMatchObject({ kind: 'authorize' });
+    expect(phase1({ credential: keyed, attempt: live, authorizationHolder: 'att_other' })).toEqual({ kind: 'authorization_reused' });
+    // A credential naming no live challenge of the intent is refused as that, whoever holds its authorization.
+    expect(phase1({ credential: keyed, attempt: undefined, authorizationHolder: 'att_other' })).toMatchObject({ kind: 'authorize', claim: undefined });
+    // A takeover hands the rail the time of the claim.
+    const dead = attempt({ claimedAt: new Date(nowMs - fundingClaimLeaseMs), credentialDigest: digest });
+    expect(phase1({ credential: keyed, attempt: dead, claimed: dead, railResolves: true, authorizationHolder: dead.attemptId })).toMatchObject({
+      kind: 'resolve', claimed: { claimedAt: dead.claimedAt },
+    });
   });
 });
 
@@ -367,7 +383,7 @@ describe('decideFundOutcome', () => {
   it('records on the attempt the first phase claimed, counting polls only', () => {
     const pending = attempt({ status: 'pending', credentialDigest: digest });
     const poll = phase1({ attempt: pending });
-    if (poll.kind === 'challenge') throw new Error('a rail call expected');
+    if (poll.kind === 'challenge' || poll.kind === 'authorization_reused') throw new Error('a rail call expected');
     expect(fundingCallOf(poll)).toEqual({ attempt: pending, credentialDigest: digest, poll: true });
   });
 });
