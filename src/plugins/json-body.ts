@@ -94,7 +94,9 @@ export const jsonBody = fastifyPlugin(
     // Every other media type (and a body without one): nothing is read. A declared empty body is no body where the
     // route takes none; anything else is 415. Node discards an unread body once the answer is sent.
     app.addContentTypeParser('*', (request, _payload, done) => {
-      const declaredEmpty = request.headers['content-length'] === '0' && request.headers['transfer-encoding'] === undefined;
+      // No body by its headers, as HTTP (and Fastify without a content type) reads them.
+      const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
+      const declaredEmpty = encoding === undefined && (length === undefined || length === '0');
       if (declaredEmpty && emptyBodyIsNone(request)) done(null, undefined);
       else done(new ServiceError('request.unsupported_media_type'), undefined);
     });

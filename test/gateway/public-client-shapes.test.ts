@@ -96,6 +96,11 @@ describe('bodiless requests labelled with a content type', () => {
     expect(revoked.statusCode, revoked.body).toBe(200);
     expect(revoked.json()).toMatchObject({ key_id: key.key_id, revoked_at: expect.any(String) });
 
+    // Any label will do on a bodiless DELETE: text/plain without a length (curl -X DELETE -H …) is no body either.
+    const other = (await cli('POST', '/v1/admin/api-keys', { role: 'agent' })).json();
+    const labelled = await app.inject({ method: 'DELETE', url: `/v1/admin/api-keys/${other.key_id}`, headers: { ...bearer(acme.adminKey), 'content-type': 'text/plain' } });
+    expect(labelled.statusCode, labelled.body).toBe(200);
+
     const job = (await cli('POST', '/v1/compliance/audit-exports', {})).json();
     const deleted = await cli('DELETE', `/v1/compliance/audit-exports/${job.job_id}`);
     expect(deleted.statusCode, deleted.body).toBe(200);
