@@ -1,8 +1,9 @@
 // The x402 v2 rail (`x402_usdc_base`): USDC on Base, `exact` scheme. A 402 carries `PAYMENT-REQUIRED` (standard
 // base64 of a PaymentRequired with one requirement); the retry carries `payment-signature` (standard base64 of a
 // PaymentPayload that copies that requirement as `accepted`). Sandbox tenants are settled by a simulator chosen
-// by the payer address (docs/rails.md); live tenants settle through their facilitator (./x402-live.ts), which
-// shares the challenge and the checks of this file.
+// by the payer address, after the checks a facilitator makes of the EIP-3009 authorization save its signature
+// (docs/rails.md); live tenants settle through their facilitator (./x402-live.ts), which shares the challenge and
+// the checks of this file.
 import { randomBytes } from 'node:crypto';
 import { PaymentRequiredV2Schema, parsePaymentPayload, type PaymentPayloadV2, type PaymentRequirementsV2 } from '@x402/core/schemas';
 import { x402MaxTimeoutSeconds, x402ValidBeforeMarginSeconds } from '../limits.ts';
