@@ -165,6 +165,9 @@ export const railInstructionAttemptsMax = 20;
 export const mppChallengeLifetimeMs = 15 * 60_000;
 /** x402 `maxTimeoutSeconds`: how long the payer's authorization may take to settle. */
 export const x402MaxTimeoutSeconds = 300;
+/** An EIP-3009 authorization's `validBefore` must leave at least this long to settle in: a block's time, the margin
+ * the x402 reference facilitator requires before it will submit one. */
+export const x402ValidBeforeMarginSeconds = 6;
 /** A rail credential header (`payment-signature`, `x-svc-payment-authorization`) as sent. Real ones are ~1–2 KB. */
 export const paymentCredentialHeaderBytesMax = 16 * 1024;
 /** Rails in one settlement configuration: each known rail at most once. */

@@ -4,16 +4,37 @@ import Type, { type Static } from 'typebox';
 import { apiKeyNameLengthMax, apiKeyScopeLengthMax, apiKeyScopesMax, pageSizeDefault, pageSizeMax } from '../limits.ts';
 import { Nullable, Timestamp } from './common.ts';
 import { apiKeyCreateBodyExample, apiKeyCreatedExample } from './examples.ts';
-import { Role } from './principal.ts';
+import { Environment, Role } from './principal.ts';
 
 export const ApiKeyId = Type.String({ pattern: '^key_[0-9a-f]{32}$' });
 export type ApiKeyId = Static<typeof ApiKeyId>;
 
+const ScopeText = Type.String({ pattern: `^[a-z0-9][a-z0-9._:-]{0,${apiKeyScopeLengthMax - 1}}$` });
+const KeyName = Type.String({ maxLength: apiKeyNameLengthMax });
+const KeyKind = Type.Union([Type.Literal('standard'), Type.Literal('restricted')]);
+
+/**
+ * The create body. Ours is `{role, name?, scopes?}`; the public client's CLI sends `{service_account_name,
+ * service_account_role, label, key_kind, mcp_scopes}`, with each scope as `{scope, level}`. Either spelling is taken
+ * (src/services/api-key-service.ts, `apiKeyRequestOf`, says how they combine); `role` or `service_account_role` is
+ * required, checked there.
+ */
 export const ApiKeyCreateBody = Type.Object(
   {
-    role: Role,
-    name: Type.Optional(Type.String({ maxLength: apiKeyNameLengthMax })),
-    scopes: Type.Optional(Type.Array(Type.String({ pattern: `^[a-z0-9][a-z0-9._:-]{0,${apiKeyScopeLengthMax - 1}}$` }), { maxItems: apiKeyScopesMax })),
+    role: Type.Optional(Role),
+    name: Type.Optional(KeyName),
+    scopes: Type.Optional(Type.Array(ScopeText, { maxItems: apiKeyScopesMax })),
+    service_account_role: Type.Optional(Role),
+    service_account_name: Type.Optional(KeyName),
+    label: Type.Optional(KeyName),
+    key_kind: Type.Optional(KeyKind),
+    mcp_scopes: Type.Optional(Type.Array(
+      Type.Union([
+        ScopeText,
+        Type.Object({ scope: Type.String({ minLength: 1, maxLength: apiKeyScopeLengthMax }), level: Type.Union([Type.Literal('read'), Type.Literal('write')]) }, { additionalProperties: false }),
+      ]),
+      { maxItems: apiKeyScopesMax },
+    )),
   },
   { additionalProperties: false, examples: [apiKeyCreateBodyExample] },
 );
@@ -37,8 +58,13 @@ export const ApiKey = Type.Object(
     key_id: ApiKeyId,
     role: Role,
     name: Type.String(),
-    key_kind: Type.Union([Type.Literal('standard'), Type.Literal('restricted')]),
+    key_kind: KeyKind,
     scopes: Type.Array(Type.String()),
+    environment: Environment,
+    /** The public client's names for `role`, `name` and `scopes` (as the principal answers them). */
+    service_account_role: Role,
+    service_account_name: Type.String(),
+    mcp_scopes: Type.Array(Type.String()),
     created_at: Timestamp,
     last_used_at: Nullable(Timestamp),
     revoked_at: Nullable(Timestamp),
@@ -47,14 +73,20 @@ export const ApiKey = Type.Object(
 );
 export type ApiKey = Static<typeof ApiKey>;
 
-/** The create answer: the key record and, this once, the key itself. */
-export const ApiKeyCreated = Type.Object({ ...ApiKey.properties, api_key: Type.String() }, { additionalProperties: false, examples: [apiKeyCreatedExample] });
+/** The create answer: the key record and, this once, the key itself; `item` repeats the record for the public
+ * client's CLI, which reads it there. */
+export const ApiKeyCreated = Type.Object(
+  { ...ApiKey.properties, api_key: Type.String(), item: ApiKey },
+  { additionalProperties: false, examples: [apiKeyCreatedExample] },
+);
 export type ApiKeyCreated = Static<typeof ApiKeyCreated>;
 
+/** A page of keys: `data`, and `items` (the same keys) for the public client's CLI, which lists from it. */
 export const ApiKeyPage = Type.Object(
   {
     object: Type.Literal('list'),
     data: Type.Array(ApiKey),
+    items: Type.Array(ApiKey),
     has_more: Type.Boolean(),
     next_cursor: Nullable(ApiKeyId),
   },

@@ -20,17 +20,25 @@ export const principalExample = {
 export const apiKeyCreateBodyExample = { role: 'agent', name: 'research agent' };
 
 /** Its 201 answer: the key itself appears here once. */
-export const apiKeyCreatedExample = {
+const apiKeyExample = {
   object: 'api_key',
   key_id: 'key_4263f953596f7d5a39576bed92b22d12',
   role: 'agent',
   name: 'research agent',
   key_kind: 'standard',
   scopes: [],
+  environment: 'sandbox',
+  service_account_role: 'agent',
+  service_account_name: 'research agent',
+  mcp_scopes: [],
   created_at: '2026-11-25T10:24:48.425Z',
   last_used_at: null,
   revoked_at: null,
+};
+export const apiKeyCreatedExample = {
+  ...apiKeyExample,
   api_key: 'svc_sk_sandbox_4263f953596f7d5a39576bed92b22d12_228bea64b979ee66bf93eb8a207289b265e5dd1bfd2076b2e8a7dda54864bf9e',
+  item: apiKeyExample,
 };
 
 /** POST /harbor/policy/v1/drafts: a version of a managed template. */

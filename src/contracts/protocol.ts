@@ -23,7 +23,8 @@ export type ArtifactRefusal = Static<typeof ArtifactRefusal>;
 
 // ---- Mandates ----
 
-export const MandateVerifyBody = Type.Object({ signed_mandate: AnyObject }, { additionalProperties: false });
+/** `{signed_mandate}`, or the signed mandate itself as the body (the public client posts it so). */
+export const MandateVerifyBody = OpenObject('`{"signed_mandate": {…}}`, or the signed svc.agent_mandate_v1 itself as the body.');
 export type MandateVerifyBody = Static<typeof MandateVerifyBody>;
 
 export const MandateVerdict = Type.Union([

@@ -37,6 +37,11 @@ export const SandboxEvidenceBody = Type.Object(
     operation: Type.Optional(Operation),
     requested_spend_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: sandboxRequestedSpendCentsMax })),
     metadata: Type.Optional(AnyObject),
+    completion_preset_id: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: completionPresetIdLengthMax,
+      description: 'The archetype preset the payload was prepared for (the public client checks its payload against one before submitting): the payload must then match that preset\'s evidence schema as well.',
+    })),
   },
   { additionalProperties: false },
 );

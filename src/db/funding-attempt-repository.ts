@@ -1,5 +1,5 @@
 // Funding attempts: each 402 challenge issued for an intent, and what became of the credential that answered it.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable, Statement } from '../infra/database.ts';
 
 export type FundingAttemptStatus = 'challenged' | 'pending' | 'succeeded' | 'declined';
@@ -68,7 +68,8 @@ export function queueChallengeRecord(
   tx.beforeCommit({
     text: `INSERT INTO funding_attempts (tenant_id, intent_id, attempt_id, rail, challenge_id, challenge, status)
            VALUES ($1, $2, $3, $4, $5, $6, 'challenged')
-           ON CONFLICT (tenant_id, rail, challenge_id) DO UPDATE SET status = 'challenged', credential_digest = NULL, reference = NULL, claimed_at = NULL, updated_at = now()
+           ON CONFLICT (tenant_id, rail, challenge_id) DO UPDATE SET status = 'challenged', credential_digest = NULL, reference = NULL, claimed_at = NULL,
+             authorization_key = NULL, updated_at = now()
            WHERE funding_attempts.status = 'declined'`,
     values: [tenantId, challenge.intentId, randomUUID(), challenge.rail, challenge.challengeId, JSON.stringify(challenge.stored)],
   });
@@ -81,6 +82,25 @@ export function findAttemptByChallengeStatement(tenantId: string, intentId: stri
     values: [tenantId, rail, challengeId, intentId],
     read: ({ rows }) => rows[0] && toAttempt(rows[0] as AttemptRow),
   };
+}
+
+/**
+ * The attempt of the tenant that holds a payment authorization (migrations/0022_x402_authorization_once.sql): its id,
+ * or undefined. Two statements, the first taking a transaction lock on the authorization, so that two requests
+ * presenting one authorization for two intents take turns: the second looks only once the first has committed its
+ * claim (each statement of a batch reads what was committed when it starts), and is refused, never stopped by the
+ * unique index at its commit.
+ */
+export function findAuthorizationHolderStatements(tenantId: string, rail: string, authorizationKey: string): [Statement<undefined>, Statement<string | undefined>] {
+  const lockId = createHash('sha256').update(`funding-authorization\u0000${tenantId}\u0000${rail}\u0000${authorizationKey}`).digest().readBigInt64BE(0).toString();
+  return [
+    { text: 'SELECT pg_advisory_xact_lock($1)', values: [lockId], read: () => undefined },
+    {
+      text: `SELECT attempt_id FROM funding_attempts WHERE tenant_id = $1 AND rail = $2 AND authorization_key = $3`,
+      values: [tenantId, rail, authorizationKey],
+      read: ({ rows }) => (rows[0] as { attempt_id: string } | undefined)?.attempt_id,
+    },
+  ];
 }
 
 /** The attempt of `intentId` whose rail call is under way (or whose process died during it), if any. */
@@ -99,20 +119,21 @@ export function queueAttemptClaim(
   tx: Queryable,
   tenantId: string,
   attemptId: string,
-  claim: { credentialDigest: Buffer; credential: unknown; live: boolean },
+  claim: { credentialDigest: Buffer; credential: unknown; live: boolean; authorizationKey: string | null },
 ): void {
   tx.beforeCommit({
-    text: `UPDATE funding_attempts SET claimed_at = now(), credential_digest = $3, credential = $4, live = $5, updated_at = now()
+    text: `UPDATE funding_attempts SET claimed_at = now(), credential_digest = $3, credential = $4, live = $5, authorization_key = $6, updated_at = now()
            WHERE tenant_id = $1 AND attempt_id = $2`,
-    values: [tenantId, attemptId, claim.credentialDigest, JSON.stringify(claim.credential ?? null), claim.live],
+    values: [tenantId, attemptId, claim.credentialDigest, JSON.stringify(claim.credential ?? null), claim.live, claim.authorizationKey],
   });
 }
 
 /** Queues the release of a claim with nothing else changed (the rail refused the credential), to travel with
- * COMMIT; guarded like the update below. The stored credential goes with the claim: nothing will ask about it. */
+ * COMMIT; guarded like the update below. The stored credential goes with the claim: nothing will ask about it; and so
+ * does the authorization it named, which nothing spent. */
 export function queueClaimRelease(tx: Queryable, tenantId: string, attemptId: string, credentialDigest: Buffer): void {
   tx.beforeCommit({
-    text: `WITH released AS (UPDATE funding_attempts SET claimed_at = NULL, credential = NULL, updated_at = now()
+    text: `WITH released AS (UPDATE funding_attempts SET claimed_at = NULL, credential = NULL, authorization_key = NULL, updated_at = now()
              WHERE tenant_id = $1 AND attempt_id = $2 AND claimed_at IS NOT NULL AND credential_digest = $3 RETURNING 1)
            SELECT expect_one_row((SELECT count(*) FROM released), 'funding attempt claim')`,
     values: [tenantId, attemptId, credentialDigest],
@@ -121,9 +142,10 @@ export function queueClaimRelease(tx: Queryable, tenantId: string, attemptId: st
 
 /** Queues the outcome of a claimed attempt's rail call, to travel with COMMIT (and before a challenge queued after
  * it); the claim ends with it. The stored credential (a payment token, a signed authorization) is kept only while
- * the outcome is pending and the rail may be asked again; a final outcome erases it. Guarded: the claim must still
- * be this credential's, else (another request with the same credential recorded the outcome first) expect_one_row
- * fails the message. */
+ * the outcome is pending and the rail may be asked again; a final outcome erases it. The authorization it spends
+ * stays held once the payment is pending or done, and is let go by a decline (nothing moved). Guarded: the claim
+ * must still be this credential's, else (another request with the same credential recorded the outcome first)
+ * expect_one_row fails the message. */
 export function queueAttemptUpdate(
   tx: Queryable,
   tenantId: string,
@@ -133,7 +155,8 @@ export function queueAttemptUpdate(
   tx.beforeCommit({
     text: `WITH moved AS (UPDATE funding_attempts SET status = $3, reference = $5, polls = polls + $6, claimed_at = NULL,
                rail_details = COALESCE($7::jsonb, rail_details), updated_at = now(),
-               credential = CASE WHEN $3 = 'pending' THEN credential END
+               credential = CASE WHEN $3 = 'pending' THEN credential END,
+               authorization_key = CASE WHEN $3 = 'declined' THEN NULL ELSE authorization_key END
              WHERE tenant_id = $1 AND attempt_id = $2 AND claimed_at IS NOT NULL AND credential_digest = $4 RETURNING 1)
            SELECT expect_one_row((SELECT count(*) FROM moved), 'funding attempt outcome')`,
     values: [tenantId, attemptId, change.status, change.credentialDigest, change.reference, change.poll ? 1 : 0, change.details ? JSON.stringify(change.details) : null],

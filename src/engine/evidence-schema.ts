@@ -9,7 +9,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { BoundedCache } from '../credentials/bounded-cache.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { evidenceSchemaCacheEntriesMax, jsonNestingDepthMax } from '../limits.ts';
-import { validationFields } from '../infra/validation.ts';
+import { validationFields, type ValidationField } from '../infra/validation.ts';
 import { canonicalJson, CanonicalJsonError } from '../signing/canonical-json.ts';
 
 const annotationKeywords = new Set(['$schema', '$id', 'title', 'description', 'examples', 'default', '$comment']);
@@ -83,10 +83,14 @@ export function compileEvidenceSchema(schema: unknown): ValidateFunction {
   return validate;
 }
 
+/** The payload's fields at fault against the schema (as `details.fields` lists them), or undefined when it matches. */
+export function evidenceMismatchOf(schema: unknown, payload: unknown): ValidationField[] | undefined {
+  const validate = compileEvidenceSchema(schema);
+  return validate(payload) ? undefined : validationFields(validate.errors ?? [], 'payload');
+}
+
 /** 422 `evidence.schema_mismatch` with the fields at fault when the payload does not match. */
 export function assertEvidenceMatchesSchema(schema: unknown, payload: unknown): void {
-  const validate = compileEvidenceSchema(schema);
-  if (!validate(payload)) {
-    throw new ServiceError('evidence.schema_mismatch', { details: { fields: validationFields(validate.errors ?? [], 'payload') } });
-  }
+  const fields = evidenceMismatchOf(schema, payload);
+  if (fields) throw new ServiceError('evidence.schema_mismatch', { details: { fields } });
 }

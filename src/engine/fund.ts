@@ -12,11 +12,13 @@ import { randomUUID } from 'node:crypto';
 import {
   findAttemptByChallengeStatement,
   findAttemptStatement,
+  findAuthorizationHolderStatements,
   findClaimedAttemptStatement,
   queueAttemptClaim,
   queueAttemptUpdate,
   queueChallengeRecord,
   queueClaimRelease,
+  type FundingAttempt,
 } from '../db/funding-attempt-repository.ts';
 import { lockIntentStatement, queueFundedTransition, queueStateGuard, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { findSettlementConfigStatement, openRailSecrets, type StoredSettlementConfig } from '../db/settlement-config-repository.ts';
@@ -96,12 +98,18 @@ export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Da
   // the tenant's rail configuration and any claim on the intent. A request presenting both rails' headers costs
   // a second look-up, never a different answer.
   const presented = presentedCredentials(request.headers);
-  const [found, config, claimed, ...attempts] = await tx.batch([
+  // The holder of each presented payment authorization, looked up under that authorization's lock, last (after the
+  // intent's): two statements per authorization, the lock and the look-up.
+  const authorized = presented.filter(({ credential }) => credential.authorizationKey !== undefined);
+  const [found, config, claimed, ...rest] = await tx.batch([
     lockIntentStatement(principal.tenantId, intentId),
     findSettlementConfigStatement(principal.tenantId),
     findClaimedAttemptStatement(principal.tenantId, intentId),
     ...presented.map(({ rail, credential }) => findAttemptByChallengeStatement(principal.tenantId, intentId, rail, credential.challengeId)),
+    ...authorized.flatMap(({ rail, credential }) => findAuthorizationHolderStatements(principal.tenantId, rail, credential.authorizationKey!)),
   ]);
+  const attempts = rest.slice(0, presented.length) as Array<FundingAttempt | undefined>;
+  const holders = new Map(authorized.map(({ rail }, index) => [rail, rest[presented.length + 2 * index + 1] as string | undefined]));
   const intent = checkIntentState(found, fromStates('fund'));
   checkFundingDeadline(intent, nowMs);
   const adapter = await railAdapterFor(
@@ -128,8 +136,14 @@ export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Da
     attempt: attempts[presentedIndex],
     claimed,
     railResolves: adapter.resolve !== undefined,
+    authorizationHolder: holders.get(adapter.rail),
   });
   if (decision.kind === 'challenge') return challenge(tx, adapter, context, intent, decision.funding, decision.problem);
+  if (decision.kind === 'authorization_reused') {
+    if (!adapter.refuseReusedAuthorization) throw new Error(`rail ${adapter.rail} reads authorization keys but has no refusal for a reused one`);
+    const refused = adapter.refuseReusedAuthorization(context);
+    return challenge(tx, adapter, context, intent, refused.funding, refused.problem);
+  }
   if (decision.claim) queueAttemptClaim(tx, principal.tenantId, decision.claim.attemptId, decision.claim);
   return { outside: () => callRail(request, adapter, context, intent, decision) };
 }
@@ -327,7 +341,7 @@ export async function resolveStaleClaim(
   };
   let outcome: CredentialOutcome;
   try {
-    outcome = await adapter.resolve(context, { challenge: attempt.challenge, credential: attempt.credential, digest, reference: attempt.reference });
+    outcome = await adapter.resolve(context, { challenge: attempt.challenge, credential: attempt.credential, digest, reference: attempt.reference, claimedAt: attempt.claimedAt ?? undefined });
   } catch (error) {
     if (error instanceof RailUnavailableError) return 'skipped';
     throw error;

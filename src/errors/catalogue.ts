@@ -157,6 +157,7 @@ export const errorCatalogue = {
   'intent.deadline_passed': { status: 409, message: "The intent's deadline has passed; confirm settlement to refund it." },
   'intent.deadline_invalid': { status: 422, message: 'The deadline must be a time in the future.' },
   'intent.predicate_missing': { status: 400, message: 'A signing version 6 intent needs predicate_dsl or predicate_ref.' },
+  'intent.predicate_conflict': { status: 400, message: 'predicate_dsl and predicate_ref name different rules; send one of them, or both naming the same rule.' },
   'intent.policy_binding_invalid': { status: 422, message: "The policy binding does not name this tenant's current head of that template." },
   'intent.principal_key_unregistered': { status: 422, message: 'In live, the principal_pubkey must be registered for the principal_did.' },
   'intent.evidence_schema_invalid': { status: 400, message: 'The evidence_schema uses a keyword or form this service does not accept.' },
@@ -171,6 +172,7 @@ export const errorCatalogue = {
   'sandbox.live_tenant': { status: 403, message: 'Sandbox guardrail routes are for sandbox tenants only.' },
   'sandbox.completion_conflict': { status: 400, message: 'Give completion_preset alone, or template_id with optional parameters and evidence_schema, or neither for the default rule (completion_v1); parameters need a template_id.' },
   'sandbox.preset_unknown': { status: 400, message: 'No archetype preset has this completion_preset id.' },
+  'sandbox.preset_evidence_mismatch': { status: 422, message: 'The evidence payload does not match the evidence schema of the completion_preset_id it names.' },
   'sandbox.metadata_too_large': { status: 400, message: 'The metadata object is larger than the limit.' },
   'sandbox.operation_mismatch': { status: 422, message: 'The operation is not the one the sandbox guardrail intent was bootstrapped for.' },
 

@@ -1,8 +1,9 @@
 // The JSON body parser, the only body parser: UTF-8 JSON only (any other media type is 415), hostile input refused
 // with a code that says why (the checks in hostile-input.ts, the codes in input-boundary.ts), and the raw bytes kept
 // on the request, because recognition proofs and idempotency fingerprints bind the exact bytes the client sent.
+// An empty body is no body on a route that takes none, whatever content type it is labelled with.
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { requestJsonNestingDepthMax } from '../limits.ts';
 import { ServiceError } from '../errors/service-error.ts';
@@ -14,6 +15,20 @@ declare module 'fastify' {
     /** The request body exactly as received, for routes that bind it; undefined when there was none. */
     rawBody: Buffer | undefined;
   }
+  interface FastifyContextConfig {
+    /** The route's body may be left out (fund, sandbox evidence): an empty body is then read as none, whatever
+     * content type labels it. */
+    bodyOptional?: boolean;
+  }
+}
+
+/** Whether an empty body is read as no body: on a route that declares its body optional, and on a DELETE that
+ * declares no body. Clients label bodiless requests with a content type (`application/json` from a JSON helper,
+ * `text/plain` from `fetch` given `""`), and there is nothing in them to misread. Elsewhere an empty body stays
+ * `request.empty_body` (JSON) or `request.unsupported_media_type` (another type). */
+function emptyBodyIsNone(request: FastifyRequest): boolean {
+  if (request.routeOptions.config.bodyOptional === true) return true;
+  return request.method === 'DELETE' && request.routeOptions.schema?.body === undefined;
 }
 
 const charsetPattern = /;\s*charset\s*=\s*"?([^";\s]*)/i;
@@ -65,12 +80,25 @@ export const jsonBody = fastifyPlugin(
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       const raw = body as Buffer;
+      if (raw.length === 0 && emptyBodyIsNone(request)) {
+        done(null, undefined);
+        return;
+      }
       request.rawBody = raw;
       try {
         done(null, parseJsonBody(raw, request.headers['content-type']));
       } catch (error) {
         done(error as ServiceError, undefined);
       }
+    });
+    // Every other media type (and a body without one): nothing is read. A declared empty body is no body where the
+    // route takes none; anything else is 415. Node discards an unread body once the answer is sent.
+    app.addContentTypeParser('*', (request, _payload, done) => {
+      // No body by its headers, as HTTP (and Fastify without a content type) reads them.
+      const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
+      const declaredEmpty = encoding === undefined && (length === undefined || length === '0');
+      if (declaredEmpty && emptyBodyIsNone(request)) done(null, undefined);
+      else done(new ServiceError('request.unsupported_media_type'), undefined);
     });
   },
   { name: 'json-body' },

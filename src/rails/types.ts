@@ -40,6 +40,10 @@ export type PresentedCredential =
       /** SHA-256 of the header value exactly as sent. */
       readonly digest: Buffer;
       readonly data: unknown;
+      /** The payment authorization the credential spends, on a rail whose authorizations are good once (x402: the
+       * EIP-3009 authorization's token, payer and nonce). The engine records it with the attempt that claims it, and
+       * a unique index lets one attempt hold it (docs/rails.md#x402-x402_usdc_base). */
+      readonly authorizationKey?: string;
     };
 
 /** An RFC 9457 problem for a credential the rail refused (MPP's problem types, used by both rails). */
@@ -77,6 +81,9 @@ export interface RailAdapter {
   poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown>; credential?: unknown }): Promise<CredentialOutcome>;
   /** Optional for sandbox adapters: see LiveRailAdapter.resolve (the sweeper uses it when present). */
   resolve?(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome>;
+  /** For a rail whose credentials carry an `authorizationKey`: the refusal of a credential whose authorization
+   * another attempt already holds (spent, pending, or under way). */
+  refuseReusedAuthorization?(context: FundingContext): Extract<CredentialOutcome, { status: 'rejected' }>;
 }
 
 // ---- Live rails (docs/rails.md#live-rails) ----
@@ -119,6 +126,9 @@ export interface ClaimedAttempt {
   readonly digest: Buffer;
   /** The rail reference recorded so far (a pending attempt's), if any. */
   readonly reference: string | null;
+  /** When the claim was taken: a simulator whose judgement depends on the time (an authorization's validity window)
+   * judges the credential as of then, as authorize would have. */
+  readonly claimedAt?: Date | undefined;
 }
 
 export type InstructionKind = 'payout' | 'refund';

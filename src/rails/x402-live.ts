@@ -20,7 +20,9 @@ import {
   checkX402Credential,
   encodeStandardBase64Json,
   issueX402Challenge,
+  judgeX402Credential,
   readX402Credential,
+  x402AuthorizationReused,
   x402ChallengeId,
   x402Funding,
   x402Networks,
@@ -95,11 +97,16 @@ export class X402LiveAdapter implements LiveRailAdapter {
     challenge: Record<string, unknown> | undefined,
   ): Promise<CredentialOutcome> {
     const payload = credential.data as PaymentPayloadV2;
-    const checked = checkX402Credential(this.settlementRail, context, payload, challenge as StoredX402Challenge | undefined);
+    // The facilitator checks the same terms; a credential it would refuse is refused here without a call.
+    const checked = judgeX402Credential(this.settlementRail, context, payload, challenge as StoredX402Challenge | undefined, context.nowMs);
     if (!checked.ok) return checked.outcome;
     const verified = await this.#verify(context, payload, checked.requirements);
     if (verified) return verified;
     return this.#settleResolving(context, payload, checked.requirements, credential.challengeId);
+  }
+
+  refuseReusedAuthorization(context: FundingContext): Extract<CredentialOutcome, { status: 'rejected' }> {
+    return x402AuthorizationReused(this.settlementRail, context);
   }
 
   /** A pending settlement presented again: settle asked again with the same payload, which a facilitator answers
@@ -115,6 +122,8 @@ export class X402LiveAdapter implements LiveRailAdapter {
     const payload = claimed.credential as PaymentPayloadV2 | undefined;
     const stored = claimed.challenge as unknown as StoredX402Challenge;
     if (!payload) throw new RailOutcomeUnknownError(this.rail, 'no credential was kept for this attempt');
+    // The binding only, never the terms: the facilitator may already have settled this authorization (a settle
+    // asked again answers its transaction), and a validity window that has passed since must not hide that.
     const checked = checkX402Credential(this.settlementRail, context, payload, stored);
     if (!checked.ok) return checked.outcome;
     return this.#settleResolving(context, payload, checked.requirements, x402ChallengeId(stored.requirements));
@@ -190,7 +199,7 @@ export class X402LiveAdapter implements LiveRailAdapter {
           status: 'succeeded',
           reference: verdict.transaction,
           headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
-          details: detailsOf(verdict),
+          details: detailsOf(verdict, verdict.amount ?? requirements.amount),
           funding: {
             ...x402Funding(this.settlementRail, 'authorization_succeeded', context, challengeId),
             ...(verdict.payer ? { source_address: verdict.payer } : {}),
@@ -204,7 +213,7 @@ export class X402LiveAdapter implements LiveRailAdapter {
         return {
           status: 'pending',
           reference: verdict.transaction,
-          details: detailsOf(verdict),
+          details: detailsOf(verdict, requirements.amount),
           funding: {
             ...x402Funding(this.settlementRail, 'authorization_pending', context, challengeId),
             ...(verdict.payer ? { source_address: verdict.payer } : {}),
@@ -271,9 +280,10 @@ function settleVerdict(
   return { kind: 'failed', reason: answer.errorReason ?? 'settle_failed', payer: answer.payer, network: answer.network || network };
 }
 
-/** What the funding attempt keeps from the facilitator's answer (shown on the intent as `funding_details`). */
-function detailsOf(verdict: { transaction: string; payer: string | undefined; network: string }): Record<string, unknown> {
-  return { transaction: verdict.transaction, payer: verdict.payer ?? null, network: verdict.network };
+/** What the funding attempt keeps from the facilitator's answer (shown on the intent as `funding_details`): with the
+ * base units it settled, so that what was paid is on record even if it ever differed from the amount. */
+function detailsOf(verdict: { transaction: string; payer: string | undefined; network: string }, amount: string): Record<string, unknown> {
+  return { transaction: verdict.transaction, payer: verdict.payer ?? null, network: verdict.network, amount };
 }
 
 /** The connection was refused or the name did not resolve: the request never reached the facilitator. */

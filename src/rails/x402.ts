@@ -1,11 +1,12 @@
 // The x402 v2 rail (`x402_usdc_base`): USDC on Base, `exact` scheme. A 402 carries `PAYMENT-REQUIRED` (standard
 // base64 of a PaymentRequired with one requirement); the retry carries `payment-signature` (standard base64 of a
 // PaymentPayload that copies that requirement as `accepted`). Sandbox tenants are settled by a simulator chosen
-// by the payer address (docs/rails.md); live tenants settle through their facilitator (./x402-live.ts), which
-// shares the challenge and the checks of this file.
+// by the payer address, after the checks a facilitator makes of the EIP-3009 authorization save its signature
+// (docs/rails.md); live tenants settle through their facilitator (./x402-live.ts), which shares the challenge and
+// the checks of this file.
 import { randomBytes } from 'node:crypto';
 import { PaymentRequiredV2Schema, parsePaymentPayload, type PaymentPayloadV2, type PaymentRequirementsV2 } from '@x402/core/schemas';
-import { x402MaxTimeoutSeconds } from '../limits.ts';
+import { x402MaxTimeoutSeconds, x402ValidBeforeMarginSeconds } from '../limits.ts';
 import { canonicalJson } from '../signing/canonical-json.ts';
 import { isEvmAddressText, sameEvmAddress } from './evm.ts';
 import type { ClaimedAttempt, CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
@@ -86,20 +87,51 @@ export interface StoredX402Challenge {
   requirements: PaymentRequirementsV2;
 }
 
+/** An EIP-3009 `TransferWithAuthorization` as the payload carries it: addresses as sent, the uint256 fields as
+ * decimal strings, the nonce as 0x + 64 hex (a bytes32). */
 export interface Authorization {
   from: string;
   to: string;
   value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+}
+
+/** The largest uint256: EIP-3009's value, validAfter and validBefore are uint256 on chain. */
+const uint256Max = (1n << 256n) - 1n;
+const bytes32Pattern = /^0x[0-9a-fA-F]{64}$/;
+
+/** A uint256 as a decimal string (x402 v2 writes its integers so); leading zeros are allowed, as on chain. */
+function isUint256Text(value: unknown): value is string {
+  return typeof value === 'string' && /^[0-9]{1,80}$/.test(value) && BigInt(value) <= uint256Max;
 }
 
 function readAuthorization(payload: PaymentPayloadV2): Authorization | string {
   const authorization = payload.payload['authorization'];
   if (!isPlainObject(authorization)) return 'payload.authorization is missing (an EIP-3009 authorization is expected)';
-  const { from, to, value } = authorization;
+  const { from, to, value, validAfter, validBefore, nonce } = authorization;
   if (!isEvmAddressText(from)) return 'payload.authorization.from is not 0x and 40 hex digits';
   if (!isEvmAddressText(to)) return 'payload.authorization.to is not 0x and 40 hex digits';
-  if (typeof value !== 'string' || !/^[0-9]{1,78}$/.test(value)) return 'payload.authorization.value is not a decimal string';
-  return { from, to, value };
+  if (!isUint256Text(value)) return 'payload.authorization.value is not a uint256 written as a decimal string';
+  if (!isUint256Text(validAfter)) return 'payload.authorization.validAfter is not a uint256 written as a decimal string';
+  if (!isUint256Text(validBefore)) return 'payload.authorization.validBefore is not a uint256 written as a decimal string';
+  if (typeof nonce !== 'string' || !bytes32Pattern.test(nonce)) return 'payload.authorization.nonce is not 0x and 64 hex digits (a bytes32)';
+  return { from, to, value, validAfter, validBefore, nonce };
+}
+
+/**
+ * The payment authorization an x402 credential spends, as the token contract counts its uses: an EIP-3009 nonce is
+ * good once per token and payer (`authorizationState(payer, nonce)`), whoever it pays. Lowercased, since addresses
+ * and hex compare without case. Undefined when the payload carries no well-formed payer and nonce (the rail refuses
+ * such a credential anyway).
+ */
+export function x402AuthorizationKey(payload: PaymentPayloadV2): string | undefined {
+  const authorization = payload.payload['authorization'];
+  if (!isPlainObject(authorization)) return undefined;
+  const { from, nonce } = authorization;
+  if (!isEvmAddressText(from) || typeof nonce !== 'string' || !bytes32Pattern.test(nonce)) return undefined;
+  return [payload.accepted.network, payload.accepted.asset, from, nonce].join('/').toLowerCase();
 }
 
 /** A fresh x402 challenge for `context` (sandbox and live alike). */
@@ -137,9 +169,10 @@ export function x402Rejected(
   };
 }
 
-/** What this service checks itself before any facilitator sees a credential: that it answers a challenge offered
- * for this intent, copied unchanged, and that its EIP-3009 authorization pays `payTo` at least the amount. The
- * signature is the facilitator's to verify (live) or not checked (sandbox). */
+/** What this service checks itself before any facilitator sees a credential, and again when it asks a rail about a
+ * claim: that it answers a challenge offered for this intent, copied unchanged, with a well-formed EIP-3009
+ * authorization that pays `payTo`. Its terms (amount and validity window) are checkX402Terms's. The signature is the
+ * facilitator's to verify (live) or not checked (sandbox). */
 export function checkX402Credential(
   settlementRail: string,
   context: FundingContext,
@@ -161,11 +194,64 @@ export function checkX402Credential(
   if (!sameEvmAddress(authorization.to, requirements.payTo)) {
     return reject('verification-failed', 'invalid_exact_evm_payload_recipient_mismatch', `payload.authorization.to must be payTo ${requirements.payTo}`);
   }
-  if (BigInt(authorization.value) < BigInt(requirements.amount)) {
+  return { ok: true, requirements, authorization };
+}
+
+/**
+ * The authorization's terms, as an x402 facilitator judges them before it submits one (x402 `exact` on EVM):
+ * valid now (`validAfter` ≤ now) and long enough to settle (`validBefore` ≥ now + x402ValidBeforeMarginSeconds),
+ * and `value` exactly the amount. The `exact` scheme pays a specific amount: more is refused like less, so that no
+ * payment is ever taken for more than the ledger records. Undefined when the terms hold.
+ */
+export function checkX402Terms(
+  settlementRail: string,
+  context: FundingContext,
+  authorization: Authorization,
+  requirements: PaymentRequirementsV2,
+  nowMs: number,
+): Extract<CredentialOutcome, { status: 'rejected' }> | undefined {
+  const reject = (problem: PaymentProblemCode, errorReason: string, detail: string) => x402Rejected(settlementRail, context, problem, errorReason, detail);
+  const nowSeconds = BigInt(Math.floor(nowMs / 1000));
+  if (BigInt(authorization.validBefore) < nowSeconds + BigInt(x402ValidBeforeMarginSeconds)) {
+    return reject('verification-failed', 'invalid_exact_evm_payload_authorization_valid_before',
+      `payload.authorization.validBefore ${authorization.validBefore} has passed, or leaves less than ${x402ValidBeforeMarginSeconds} s to settle (now ${nowSeconds})`);
+  }
+  if (BigInt(authorization.validAfter) > nowSeconds) {
+    return reject('verification-failed', 'invalid_exact_evm_payload_authorization_valid_after',
+      `payload.authorization.validAfter ${authorization.validAfter} is in the future (now ${nowSeconds})`);
+  }
+  const value = BigInt(authorization.value);
+  const amount = BigInt(requirements.amount);
+  if (value < amount) {
     return reject('payment-insufficient', 'invalid_exact_evm_payload_authorization_value_mismatch',
       `payload.authorization.value ${authorization.value} is less than the amount ${requirements.amount}`);
   }
-  return { ok: true, requirements, authorization };
+  if (value > amount) {
+    return reject('verification-failed', 'invalid_exact_evm_payload_authorization_value_mismatch',
+      `payload.authorization.value ${authorization.value} is more than the amount ${requirements.amount}: the exact scheme pays the amount exactly`);
+  }
+  return undefined;
+}
+
+/** A credential judged afresh at `nowMs`: checkX402Credential, then checkX402Terms. */
+export function judgeX402Credential(
+  settlementRail: string,
+  context: FundingContext,
+  payload: PaymentPayloadV2,
+  stored: StoredX402Challenge | undefined,
+  nowMs: number,
+): ReturnType<typeof checkX402Credential> {
+  const checked = checkX402Credential(settlementRail, context, payload, stored);
+  if (!checked.ok) return checked;
+  const refused = checkX402Terms(settlementRail, context, checked.authorization, checked.requirements, nowMs);
+  return refused ? { ok: false, outcome: refused } : checked;
+}
+
+/** The refusal of a credential whose authorization (payer and nonce) another attempt has already spent or is
+ * spending: the token contract takes a nonce once, so a second payment with it cannot settle. */
+export function x402AuthorizationReused(settlementRail: string, context: FundingContext): Extract<CredentialOutcome, { status: 'rejected' }> {
+  return x402Rejected(settlementRail, context, 'verification-failed', 'invalid_exact_evm_nonce_already_used',
+    'payload.authorization.nonce was already used by this payer for another payment; sign a new authorization with a fresh nonce');
 }
 
 export class X402SandboxAdapter implements RailAdapter {
@@ -185,16 +271,21 @@ export class X402SandboxAdapter implements RailAdapter {
     credential: Extract<PresentedCredential, { kind: 'credential' }>,
     challenge: Record<string, unknown> | undefined,
   ): Promise<CredentialOutcome> {
-    const checked = checkX402Credential(this.settlementRail, context, credential.data as PaymentPayloadV2, challenge as StoredX402Challenge | undefined);
+    const checked = judgeX402Credential(this.settlementRail, context, credential.data as PaymentPayloadV2, challenge as StoredX402Challenge | undefined, context.nowMs);
     if (!checked.ok) return checked.outcome;
     return this.#simulate(context, credential.challengeId, credential.digest, checked.authorization);
   }
 
+  refuseReusedAuthorization(context: FundingContext): Extract<CredentialOutcome, { status: 'rejected' }> {
+    return x402AuthorizationReused(this.settlementRail, context);
+  }
+
   /** A claim whose outcome is unknown (the process died between the phases): the simulator's rules are a pure
-   * function of the credential, so it answers what authorize would have. */
+   * function of the credential and the time it was claimed at, so it answers what authorize would have then. */
   async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
     const payload = claimed.credential as PaymentPayloadV2;
-    const checked = checkX402Credential(this.settlementRail, context, payload, claimed.challenge as unknown as StoredX402Challenge);
+    const judgedAtMs = claimed.claimedAt?.getTime() ?? context.nowMs;
+    const checked = judgeX402Credential(this.settlementRail, context, payload, claimed.challenge as unknown as StoredX402Challenge, judgedAtMs);
     if (!checked.ok) return checked.outcome;
     const challengeId = x402ChallengeId(payload.accepted);
     return this.#simulate(context, challengeId, claimed.digest, checked.authorization, claimed.reference);
@@ -285,5 +376,12 @@ export function readX402Credential(headers: Record<string, string | string[] | u
   if (!parsed.success || parsed.data.x402Version !== 2) {
     return { kind: 'malformed', reason: 'payment-signature is not a valid x402 v2 PaymentPayload' };
   }
-  return { kind: 'credential', challengeId: x402ChallengeId(parsed.data.accepted), digest: sha256(header.value), data: parsed.data };
+  const authorizationKey = x402AuthorizationKey(parsed.data);
+  return {
+    kind: 'credential',
+    challengeId: x402ChallengeId(parsed.data.accepted),
+    digest: sha256(header.value),
+    data: parsed.data,
+    ...(authorizationKey === undefined ? {} : { authorizationKey }),
+  };
 }

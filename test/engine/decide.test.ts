@@ -150,6 +150,25 @@ describe('decideCreate', () => {
     expect(row).toMatchObject({ predicateDsl: version.materializedPredicate, predicateRef: 'search_release@3', policyTemplateId: null });
   });
 
+  it('v6: takes predicate_dsl beside predicate_ref only as the same rule, and records the reference', () => {
+    const version = policyVersion(3);
+    const sameRule = { root: version.materializedPredicate['root'], version: 1 };
+    const both = createBody({ predicateRef: 'search_release@3', predicate: sameRule, inlineBesideRef: true });
+    expect(both.predicate_dsl).toEqual(sameRule);
+    const row = decideCreate({ tenantId }, both, { referenced: version }, nowMs);
+    expect(row).toMatchObject({ predicateDsl: version.materializedPredicate, predicateRef: 'search_release@3' });
+
+    const otherRule = { version: 1, root: { op: 'true' } };
+    const conflicting = createBody({ predicateRef: 'search_release@3', predicate: otherRule, inlineBesideRef: true });
+    const refused = refusal(() => decideCreate({ tenantId }, conflicting, { referenced: version }, nowMs));
+    expect(refused.code).toBe('intent.predicate_conflict');
+    expect(refused.details).toEqual({ predicate_ref: 'search_release@3' });
+    expect(refusal(() => decideCreate({ tenantId }, both, { referenced: undefined }, nowMs)).code).toBe('intent.predicate_missing');
+    // An inline rule is still checked first, whatever the reference names.
+    const malformed = createBody({ predicateRef: 'search_release@3', predicate: { version: 2, root: { op: 'true' } }, inlineBesideRef: true });
+    expect(() => decideCreate({ tenantId }, malformed, { referenced: version }, nowMs)).toThrow(expect.objectContaining({ code: 'predicate.version_unsupported' }));
+  });
+
   it('v7: binds the head, and refuses a binding that is not the head, a missing binding or an inline rule', () => {
     const head = policyVersion(2);
     const policy = { templateId: head.templateId, versionSeq: 2, contentDigestHex: head.contentDigest.toString('hex'), materializedPredicate: head.materializedPredicate };
@@ -172,6 +191,8 @@ describe('decideCreate', () => {
     const { predicate_dsl: _inline, ...ruleless } = createBody();
     expect(ruleLookupOf({ ...ruleless, predicate_ref: 'search_release@3' })).toEqual({ kind: 'version', templateId: 'search_release', versionSeq: 3 });
     expect(ruleLookupOf({ ...ruleless, predicate_ref: 'Search Release@0' })).toEqual({ kind: 'none' });
+    // Beside an inline rule, the reference is read too: the two must agree.
+    expect(ruleLookupOf({ ...createBody(), predicate_ref: 'search_release@3' })).toEqual({ kind: 'version', templateId: 'search_release', versionSeq: 3 });
     const bound = createBody({ policy: { templateId: 'search_release', versionSeq: 2, contentDigestHex: '00'.repeat(32), materializedPredicate: {} } });
     expect(ruleLookupOf(bound)).toEqual({ kind: 'head', templateId: 'search_release', versionSeq: 2 });
   });
@@ -276,12 +297,28 @@ describe('decideFundPhase1', () => {
       kind: 'authorize',
       credential,
       attempt: live,
-      claim: { attemptId: 'att_1', credentialDigest: digest, credential: credential.data, live: false },
+      claim: { attemptId: 'att_1', credentialDigest: digest, credential: credential.data, live: false, authorizationKey: null },
       challenge: live.challenge,
     });
     for (const spent of [attempt({ status: 'declined' }), undefined]) {
       expect(phase1({ attempt: spent })).toEqual({ kind: 'authorize', credential, attempt: undefined, claim: undefined, challenge: undefined });
     }
+  });
+
+  it('claims the payment authorization with the attempt, and refuses one another attempt holds', () => {
+    const keyed: RailCredential = { ...credential, authorizationKey: 'eip155:84532/0xusdc/0xpayer/0xnonce' };
+    const live = attempt();
+    expect(phase1({ credential: keyed, attempt: live })).toMatchObject({ kind: 'authorize', claim: { authorizationKey: keyed.authorizationKey } });
+    // Held by this very attempt (a retry after the rail could not be reached, a takeover): not a reuse.
+    expect(phase1({ credential: keyed, attempt: live, authorizationHolder: live.attemptId })).toMatchObject({ kind: 'authorize' });
+    expect(phase1({ credential: keyed, attempt: live, authorizationHolder: 'att_other' })).toEqual({ kind: 'authorization_reused' });
+    // A credential naming no live challenge of the intent is refused as that, whoever holds its authorization.
+    expect(phase1({ credential: keyed, attempt: undefined, authorizationHolder: 'att_other' })).toMatchObject({ kind: 'authorize', claim: undefined });
+    // A takeover hands the rail the time of the claim.
+    const dead = attempt({ claimedAt: new Date(nowMs - fundingClaimLeaseMs), credentialDigest: digest });
+    expect(phase1({ credential: keyed, attempt: dead, claimed: dead, railResolves: true, authorizationHolder: dead.attemptId })).toMatchObject({
+      kind: 'resolve', claimed: { claimedAt: dead.claimedAt },
+    });
   });
 });
 
@@ -346,7 +383,7 @@ describe('decideFundOutcome', () => {
   it('records on the attempt the first phase claimed, counting polls only', () => {
     const pending = attempt({ status: 'pending', credentialDigest: digest });
     const poll = phase1({ attempt: pending });
-    if (poll.kind === 'challenge') throw new Error('a rail call expected');
+    if (poll.kind === 'challenge' || poll.kind === 'authorization_reused') throw new Error('a rail call expected');
     expect(fundingCallOf(poll)).toEqual({ attempt: pending, credentialDigest: digest, poll: true });
   });
 });

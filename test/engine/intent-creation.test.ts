@@ -105,6 +105,28 @@ describe('creating intents', () => {
     }
   });
 
+  it('takes predicate_dsl beside predicate_ref only as the same rule, and records the reference', async () => {
+    const version = (await app.inject({
+      method: 'POST', url: '/harbor/policy/v1/drafts', headers: bearer(globex.adminKey), payload: { template_id: 'completion_budget_v1' },
+    })).json();
+    const predicateRef = `completion_budget_v1@${version.version_seq}`;
+    const referenced = version.materialized_predicate as Record<string, unknown>;
+    // The same rule with its keys in another order is the same rule.
+    const reordered = Object.fromEntries(Object.entries(referenced).reverse());
+    const agreeing = signedCreateBody({ tenantId: globex.tenantId, principal, payee, predicateRef, predicate: reordered, inlineBesideRef: true });
+    const created = await create(globex, agreeing);
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ predicate_ref: predicateRef, predicate_dsl: referenced });
+
+    const other = { version: 1, root: { op: 'true' } };
+    const conflicting = await create(globex, signedCreateBody({ tenantId: globex.tenantId, principal, payee, predicateRef, predicate: other, inlineBesideRef: true }));
+    expect(conflicting.statusCode).toBe(400);
+    expect(conflicting.json().error).toMatchObject({ code: 'intent.predicate_conflict', details: { predicate_ref: predicateRef } });
+
+    const dangling = await create(globex, signedCreateBody({ tenantId: globex.tenantId, principal, payee, predicateRef: 'completion_budget_v1@99', predicate: referenced, inlineBesideRef: true }));
+    expect(dangling.json().error.code).toBe('intent.predicate_missing');
+  });
+
   it('refuses a duplicate intent id with 409', async () => {
     const body = signedCreateBody({ tenantId: acme.tenantId, principal, payee });
     expect((await create(acme, body)).statusCode).toBe(201);

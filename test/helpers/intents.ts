@@ -29,6 +29,9 @@ export interface CreateOptions {
   /** v6 by reference: the envelope names this `predicate_ref` instead of carrying `predicate_dsl`, and is signed
    * over `predicate`, the rule the reference resolves to. */
   readonly predicateRef?: string;
+  /** With `predicateRef`: send `predicate` inline beside the reference too, signed over `predicate`, as the public
+   * client's v6 builder does when given both. */
+  readonly inlineBesideRef?: boolean;
   readonly evidenceSchema?: Record<string, unknown>;
   readonly allowedTools?: string[];
   /** v7: the head version the intent binds to. */
@@ -78,7 +81,8 @@ export function signedCreateBody(options: CreateOptions): Record<string, unknown
     amount_cents: fields.amount_cents,
     evidence_schema: fields.evidence_schema,
     deadline: fields.deadline,
-    ...(options.policy ? {} : options.predicateRef !== undefined ? { predicate_ref: options.predicateRef } : { predicate_dsl: predicate }),
+    ...(options.policy || (options.predicateRef !== undefined && !options.inlineBesideRef) ? {} : { predicate_dsl: predicate }),
+    ...(options.policy || options.predicateRef === undefined ? {} : { predicate_ref: options.predicateRef }),
     settlement_rail: fields.settlement_rail,
     signing_version: version,
     policy_binding: options.policy ? { template_id: options.policy.templateId, version_seq: options.policy.versionSeq } : null,

@@ -116,18 +116,18 @@ function messageOf(authorization: Authorization) {
 export async function signX402Payment(
   paymentRequiredHeader: string,
   account: PrivateKeyAccount,
-  options: { signer?: PrivateKeyAccount; value?: string } = {},
+  options: { signer?: PrivateKeyAccount; value?: string; nonce?: string; nowMs?: number } = {},
 ): Promise<string> {
   const paymentRequired = JSON.parse(Buffer.from(paymentRequiredHeader, 'base64').toString('utf8')) as { resource: unknown; accepts: Requirements[] };
   const requirements = paymentRequired.accepts[0]!;
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor((options.nowMs ?? Date.now()) / 1000);
   const authorization: Authorization = {
     from: account.address,
     to: requirements.payTo,
     value: options.value ?? requirements.amount,
     validAfter: String(now - 60),
     validBefore: String(now + requirements.maxTimeoutSeconds),
-    nonce: `0x${randomBytes(32).toString('hex')}`,
+    nonce: options.nonce ?? `0x${randomBytes(32).toString('hex')}`,
   };
   const signature = await (options.signer ?? account).signTypedData({
     domain: domainOf(requirements),
@@ -165,12 +165,13 @@ export async function startX402Facilitator(options: { apiKey?: string; network?:
     if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) {
       return { isValid: false, invalidReason: 'invalid_exact_evm_payload_recipient_mismatch', payer };
     }
-    if (BigInt(authorization.value) < BigInt(requirements.amount)) {
-      return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch', payer };
-    }
+    // As the x402 reference facilitator: validBefore leaves a block's time (6 s), validAfter has come, and the
+    // `exact` scheme's value is the amount, no more and no less.
     const now = BigInt(Math.floor(Date.now() / 1000));
-    if (BigInt(authorization.validBefore) <= now || BigInt(authorization.validAfter) > now) {
-      return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer };
+    if (BigInt(authorization.validBefore) < now + 6n) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_before', payer };
+    if (BigInt(authorization.validAfter) > now) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_valid_after', payer };
+    if (BigInt(authorization.value) !== BigInt(requirements.amount)) {
+      return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch', payer };
     }
     let signer: string;
     try {
@@ -223,13 +224,13 @@ export async function startX402Facilitator(options: { apiKey?: string; network?:
         const previous = authorization ? settled.get(authorization.nonce.toLowerCase()) : undefined;
 
         if (path === '/verify') {
-          if (previous) return send(200, { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_nonce_used', payer });
+          if (previous) return send(200, { isValid: false, invalidReason: 'invalid_exact_evm_nonce_already_used', payer });
           return send(200, await verify(paymentPayload, paymentRequirements));
         }
         // /settle: an authorization already on chain answers its transaction (the same payload), or fails.
         if (previous) {
           if (previous.signature !== paymentPayload.payload.signature) {
-            return send(400, { success: false, errorReason: 'invalid_exact_evm_payload_authorization_nonce_used', transaction: '', network, payer });
+            return send(400, { success: false, errorReason: 'invalid_exact_evm_nonce_already_used', transaction: '', network, payer });
           }
           return send(200, { success: true, transaction: previous.transaction, network, payer: previous.payer, amount: previous.value });
         }

@@ -208,7 +208,11 @@ describe('input schemas', () => {
       else if (registered!.body !== undefined) expect((tool.inputSchema as { properties: { body: unknown } }).properties.body, tool.name).toBe(registered!.body);
       else if (checkedInHandler[`${tool.method} ${tool.path}`]) expect((tool.inputSchema as { properties: { body: unknown } }).properties.body, tool.name).toBe(checkedInHandler[`${tool.method} ${tool.path}`]);
       else expect((tool.inputSchema as { properties: Record<string, unknown> }).properties['body'], tool.name).toBeUndefined();
+      // A tool that also takes the body's fields as arguments takes each with the body schema's own property schema.
+      const bodyProperties = (tool.routeBodySchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+      for (const name of tool.bodyFieldArguments) expect((tool.inputSchema as { properties: Record<string, unknown> }).properties[name], `${tool.name} ${name}`).toBe(bodyProperties[name]);
     }
+    expect(tools.find((tool) => tool.name === 'svc_submit_sandbox_guardrail_evidence')!.bodyFieldArguments).toEqual(expect.arrayContaining(['payload', 'completion_preset_id']));
   });
 
   it('reaches the MCP host unchanged: each listed input schema equals its route\'s schema', async () => {
@@ -296,6 +300,58 @@ describe('lifecycles through tools only', () => {
     expect(refused.code).toMatch(/^recognition\./);
     const unsigned = await refusedCall(agent, 'svc_create_intent', { body: { ...createBody, amount_cents: 9 } });
     expect(unsigned.code).toBe('signing.signature_invalid');
+  });
+});
+
+describe('the public client\'s tool arguments', () => {
+  it('sandbox evidence with the body\'s fields as arguments (payload, completion_preset_id), as its MCP tool passes them', async () => {
+    const client = await connect(await acme.key('agent', ['mcp-sandbox-agent']));
+    const boot = async () => call(client, 'svc_bootstrap_sandbox_guardrail', { operation: 'search.web', requested_spend_cents: 50 });
+    const first = await boot();
+    // The payload checked against the preset it was prepared for, then judged by the intent's own rule.
+    const mismatched = await refusedCall(client, 'svc_submit_sandbox_guardrail_evidence', {
+      intent_id: first.intent_id, payload: { status: 'completed' }, completion_preset_id: 'cost_and_completion',
+    });
+    expect(mismatched.code).toBe('sandbox.preset_evidence_mismatch');
+    expect((await call(client, 'svc_get_intent', { intent_id: first.intent_id })).state).toBe('funded');
+    expect((await refusedCall(client, 'svc_submit_sandbox_guardrail_evidence', { intent_id: first.intent_id, payload: {}, completion_preset_id: 'no_such_preset' })).code).toBe('sandbox.preset_unknown');
+    const both = await refusedCall(client, 'svc_submit_sandbox_guardrail_evidence', { intent_id: first.intent_id, payload: {}, body: { payload: {} } });
+    expect(both.code).toBe('request.invalid');
+
+    const settled = await call(client, 'svc_submit_sandbox_guardrail_evidence', {
+      intent_id: first.intent_id, payload: { status: 'completed', cost_cents: 20 }, completion_preset_id: 'cost_and_completion',
+      operation: 'search.web', metadata: { run: 'r-1' }, idempotency_key: `client-evidence-${first.intent_id}`,
+    });
+    expect(settled).toMatchObject({ intent_id: first.intent_id, sandbox_lifecycle_status: 'released', predicate_passed: true });
+    // The same arguments again replay the first answer: the body they make is the same bytes.
+    const replayed = await call(client, 'svc_submit_sandbox_guardrail_evidence', {
+      idempotency_key: `client-evidence-${first.intent_id}`, completion_preset_id: 'cost_and_completion', metadata: { run: 'r-1' },
+      operation: 'search.web', payload: { status: 'completed', cost_cents: 20 }, intent_id: first.intent_id,
+    });
+    expect(replayed).toEqual(settled);
+  });
+
+  it('takes recognition_proof as the proof object, as its MCP tools pass it, or as the header text', async () => {
+    const agent = await connect(await acme.key('agent'));
+    const agentSigner = ed25519SignerFromSeed(randomBytes(32));
+    const createBody = signedCreateBody({ tenantId: acme.tenantId, principal: party('did:example:principal'), payee: party('did:example:payee') });
+    const intentId = createBody.intent_id as string;
+    const { proof } = createRecognitionProof({
+      signer: agentSigner, keyId: 'agent-mcp-object', purpose: recognitionPurposes.intentCreate, tenantId: acme.tenantId, method: 'POST', path: '/harbor/intents', body: createBody,
+    });
+    expect(typeof proof).toBe('object');
+    const created = await call(agent, 'svc_create_intent', { body: createBody, recognition_proof: proof });
+    expect(created).toMatchObject({ intent_id: intentId, state: 'open' });
+
+    const fundPath = `/harbor/intents/${intentId}/fund`;
+    const fundProof = createRecognitionProof({ signer: agentSigner, keyId: 'agent-mcp-object', purpose: recognitionPurposes.intentFund, tenantId: acme.tenantId, method: 'POST', path: fundPath, body: {} });
+    const challenge = await call(agent, 'svc_fund_intent', { intent_id: intentId, recognition_proof: fundProof.proof });
+    expect(challenge).toMatchObject({ http_status: 402 });
+    // The same proof again is a replay, refused whether it came as an object or as text.
+    const replayedProof = await refusedCall(agent, 'svc_fund_intent', { intent_id: intentId, recognition_proof: fundProof.proof });
+    expect(replayedProof.code).toMatch(/^recognition\./);
+    expect((await refusedCall(agent, 'svc_fund_intent', { intent_id: intentId, recognition_proof: 7 })).code).toBe('request.invalid');
+    expect((await refusedCall(agent, 'svc_fund_intent', { intent_id: intentId, idempotency_key: { key: 'x' } })).code).toBe('request.invalid');
   });
 });
 

@@ -91,6 +91,10 @@ describe('mandate import', () => {
     const signed = signMandate(mandateBody());
     const verified = (await post('/protocol/v2/mandates/verify', { signed_mandate: signed })).json();
     expect(verified).toMatchObject({ valid: true, kind: 'svc.agent_mandate_v1', mandate_digest_sha256_hex: signed.message_digest_sha256_hex });
+    // The public client posts the signed mandate itself as the body: the same verdict.
+    const bare = await post('/protocol/v2/mandates/verify', signed);
+    expect(bare.statusCode, bare.body).toBe(200);
+    expect(bare.json()).toEqual(verified);
     expectReceipt(signed, [principal.signer.publicKey.hex]);
 
     const imported = await post('/protocol/v2/mandates', importBody(signed, intentId));
@@ -191,6 +195,8 @@ describe('mandate verify route', () => {
       const response = await post('/protocol/v2/mandates/verify', { signed_mandate: signed });
       expect(response.statusCode, response.body).toBe(200);
       expect(response.json(), label).toMatchObject({ valid: false, code });
+      const bare = await post('/protocol/v2/mandates/verify', signed as object);
+      expect(bare.json(), `${label}, posted bare`).toMatchObject({ valid: false, code });
     }
   });
 });

@@ -176,6 +176,35 @@ describe('live x402 funding through the facilitator', () => {
     expect(settlementsOf(payer.address)).toHaveLength(0);
   });
 
+  it('refuses, before the facilitator sees them, an overpaying or expired authorization and one spent on another intent', async () => {
+    const payer = testAccount();
+    const { intentId, paymentRequired } = await challenged();
+    const refusals: Array<[string, Parameters<typeof signX402Payment>[2], string]> = [
+      ['overpaying', { value: '5000001' }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
+      ['expired', { nowMs: Date.now() - 3_600_000 }, 'invalid_exact_evm_payload_authorization_valid_before'],
+      ['not yet valid', { nowMs: Date.now() + 3_600_000 }, 'invalid_exact_evm_payload_authorization_valid_after'],
+    ];
+    let challenge = paymentRequired;
+    for (const [label, options, errorReason] of refusals) {
+      const refused = seen(await live.fund(intentId, { 'payment-signature': await signX402Payment(challenge, payer, options) }));
+      expect(refused.statusCode, label).toBe(402);
+      expect(refused.json().funding, label).toMatchObject({ status: 'authorization_failed', error_reason: errorReason });
+      challenge = refused.headers['payment-required'] as string;
+    }
+    expect(facilitator.requests.filter((request) => request.payer === payer.address)).toEqual([]);
+
+    // A nonce settled for one intent is refused for the next, without asking the facilitator again.
+    const nonce = `0x${'5a'.repeat(32)}`;
+    expect(seen(await live.fund(intentId, { 'payment-signature': await signX402Payment(challenge, payer, { nonce }) })).statusCode).toBe(200);
+    const next = await challenged();
+    const reused = seen(await live.fund(next.intentId, { 'payment-signature': await signX402Payment(next.paymentRequired, payer, { nonce }) }));
+    expect(reused.json().funding).toMatchObject({ status: 'authorization_failed', error_reason: 'invalid_exact_evm_nonce_already_used' });
+    expect(facilitator.requests.filter((request) => request.payer === payer.address).map((request) => request.path)).toEqual(['/verify', '/settle']);
+    expect(await moved(next.intentId)).toMatchObject({ state: 'open', fundPostings: 0 });
+    // What was paid is on the intent: the base units the facilitator settled.
+    expect((await live.read(intentId)).funding_details).toMatchObject({ amount: '5000000', payer: payer.address });
+  });
+
   it('a facilitator 5xx answers 503 rail.unavailable with Retry-After; the retry with the same key continues and settles once', async () => {
     const payer = testAccount();
     facilitator.script(payer.address, 'server_error');

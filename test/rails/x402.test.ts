@@ -7,6 +7,7 @@ import { railAdapterFor, type FundingContext, type IssuedChallenge, type Present
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { canonicalJson } from '../../src/signing/canonical-json.ts';
 import { buildX402PaymentRequired, sandboxX402Payers, sandboxX402PayTo, usdcBaseUnits, X402SandboxAdapter } from '../../src/rails/x402.ts';
+import { x402ValidBeforeMarginSeconds } from '../../src/limits.ts';
 import { fundingContext, intentId, liveConfig } from './fixtures.ts';
 
 const adapter = await railAdapterFor('x402_usdc_base', { environment: 'sandbox', config: undefined, currency: 'usd' });
@@ -24,7 +25,8 @@ function credentialFor(headerValue: string): Extract<PresentedCredential, { kind
 }
 
 async function present(context: FundingContext, issued: IssuedChallenge, options: Parameters<typeof sandboxX402PaymentSignature>[1]) {
-  const credential = credentialFor(sandboxX402PaymentSignature(challengeHeader(issued), options));
+  // Signed at the context's clock, as a wallet signs at its own.
+  const credential = credentialFor(sandboxX402PaymentSignature(challengeHeader(issued), { nowMs: context.nowMs, ...options }));
   const stored = credential.challengeId === issued.challengeId ? issued.stored : undefined;
   return { credential, outcome: await adapter.authorize(context, credential, stored) };
 }
@@ -142,7 +144,7 @@ describe('x402 sandbox outcomes', () => {
   it('gives the same credential the same reference (a retry is not a second payment)', async () => {
     const context = fundingContext();
     const issued = adapter.issueChallenge(context);
-    const header = sandboxX402PaymentSignature(challengeHeader(issued), { from: payer });
+    const header = sandboxX402PaymentSignature(challengeHeader(issued), { from: payer, nowMs: context.nowMs });
     const first = await adapter.authorize(context, credentialFor(header), issued.stored);
     const second = await adapter.authorize(context, credentialFor(header), issued.stored);
     expect(first).toEqual(second);
@@ -172,11 +174,79 @@ describe('x402 sandbox outcomes', () => {
     });
   });
 
-  it('accepts more than the amount, and the payTo in any letter case', async () => {
+  it('accepts the payTo in any letter case, and the amount with leading zeros', async () => {
     const context = fundingContext();
     const issued = adapter.issueChallenge(context);
-    expect((await present(context, issued, { from: payer, value: '99999999999999999999999' })).outcome.status).toBe('succeeded');
     expect((await present(context, issued, { from: payer, to: sandboxX402PayTo.toUpperCase().replace('0X', '0x') })).outcome.status).toBe('succeeded');
+    expect((await present(context, issued, { from: payer, value: '0012500000' })).outcome.status).toBe('succeeded');
+  });
+
+  it('records what was paid: the accepted base units are the amount, on success and pending alike', async () => {
+    const context = fundingContext();
+    const issued = adapter.issueChallenge(context);
+    const { outcome } = await present(context, issued, { from: payer });
+    expect(outcome.funding).toMatchObject({ accepted_cumulative_base_units: '12500000' });
+    const { outcome: pending } = await present(context, adapter.issueChallenge(context), { from: sandboxX402Payers.pending });
+    expect(pending.funding).toMatchObject({ pending_cumulative_base_units: '12500000' });
+  });
+
+  it('resolves a claim as authorize would have at the time of the claim', async () => {
+    const context = fundingContext();
+    const issued = adapter.issueChallenge(context);
+    const { credential } = await present(context, issued, { from: payer });
+    const claimed = { challenge: issued.stored, credential: credential.data, digest: credential.digest, reference: null };
+    const muchLater = fundingContext({ nowMs: context.nowMs + 3_600_000 });
+    // Valid when claimed, expired now: it was good when the payer sent it.
+    expect(await adapter.resolve!(muchLater, { ...claimed, claimedAt: new Date(context.nowMs) })).toMatchObject({ status: 'succeeded' });
+    expect(await adapter.resolve!(muchLater, claimed)).toMatchObject({ status: 'rejected', funding: { error_reason: 'invalid_exact_evm_payload_authorization_valid_before' } });
+  });
+});
+
+describe('x402 authorization terms the sandbox checks as a facilitator would', () => {
+  const context = fundingContext();
+  const issued = adapter.issueChallenge(context);
+  const nowSeconds = Math.floor(context.nowMs / 1000);
+
+  /** A credential whose authorization has `changes` applied, presented at the context's time. */
+  async function withAuthorization(changes: Record<string, unknown>) {
+    const decoded = JSON.parse(Buffer.from(sandboxX402PaymentSignature(challengeHeader(issued), { from: payer, nowMs: context.nowMs }), 'base64').toString());
+    Object.assign(decoded.payload.authorization, changes);
+    return adapter.authorize(context, credentialFor(b64(decoded)), issued.stored);
+  }
+
+  it.each([
+    ['validBefore in the past', { validBefore: String(nowSeconds - 1) }, 'invalid_exact_evm_payload_authorization_valid_before'],
+    ['validBefore too close to settle in', { validBefore: String(nowSeconds + x402ValidBeforeMarginSeconds - 1) }, 'invalid_exact_evm_payload_authorization_valid_before'],
+    ['validAfter in the future', { validAfter: String(nowSeconds + 1) }, 'invalid_exact_evm_payload_authorization_valid_after'],
+    ['a value above the amount', { value: '12500001' }, 'invalid_exact_evm_payload_authorization_value_mismatch'],
+    ['a value above uint256', { value: ((1n << 256n) + 12_500_000n).toString() }, 'invalid_payload'],
+    ['a validBefore above uint256', { validBefore: (1n << 256n).toString() }, 'invalid_payload'],
+    ['a validAfter that is no number', { validAfter: 'soon' }, 'invalid_payload'],
+    ['a validBefore written in hex', { validBefore: '0x7fffffff' }, 'invalid_payload'],
+    ['a nonce that is no bytes32', { nonce: '0x1234' }, 'invalid_payload'],
+    ['no nonce', { nonce: undefined }, 'invalid_payload'],
+  ])('refuses %s', async (_name, changes, errorReason) => {
+    expect(await withAuthorization(changes)).toMatchObject({
+      status: 'rejected',
+      problem: { type: 'https://paymentauth.org/problems/verification-failed' },
+      funding: { status: 'authorization_failed', error_reason: errorReason },
+    });
+  });
+
+  it('takes the edges of the window: validAfter now, validBefore with exactly the margin left', async () => {
+    expect(await withAuthorization({ validAfter: String(nowSeconds), validBefore: String(nowSeconds + x402ValidBeforeMarginSeconds) })).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('reads the authorization\'s payer and nonce as the key it spends, per token and payer whatever the case', () => {
+    const header = sandboxX402PaymentSignature(challengeHeader(issued), { from: payer, nowMs: context.nowMs, nonce: `0x${'AB'.repeat(32)}` });
+    const key = credentialFor(header).authorizationKey;
+    expect(key).toBe(`eip155:84532/0x036cbd53842c5426634e7929541ec2318f3dcf7e/${payer.toLowerCase()}/0x${'ab'.repeat(32)}`);
+    // Another challenge (another intent, another payTo) with the same payer and nonce spends the same authorization.
+    const other = adapter.issueChallenge(fundingContext({ intentId: '8d0f6a3e-2c1b-4f5a-8e9d-7c6b5a4f3e2d' }));
+    expect(credentialFor(sandboxX402PaymentSignature(challengeHeader(other), { from: payer.toLowerCase(), nonce: `0x${'ab'.repeat(32)}` })).authorizationKey).toBe(key);
+    expect(adapter.refuseReusedAuthorization!(context)).toMatchObject({
+      status: 'rejected', funding: { status: 'authorization_failed', error_reason: 'invalid_exact_evm_nonce_already_used' },
+    });
   });
 });
 
@@ -185,7 +255,7 @@ describe('x402 credentials the sandbox refuses', () => {
   const issued = adapter.issueChallenge(context);
 
   it('refuses a credential whose accepted was altered: it names no challenge that was issued', async () => {
-    const decoded = JSON.parse(Buffer.from(sandboxX402PaymentSignature(challengeHeader(issued), { from: payer }), 'base64').toString());
+    const decoded = JSON.parse(Buffer.from(sandboxX402PaymentSignature(challengeHeader(issued), { from: payer, nowMs: context.nowMs }), 'base64').toString());
     decoded.accepted.amount = '1';
     const credential = credentialFor(b64(decoded));
     expect(credential.challengeId).not.toBe(issued.challengeId);
@@ -208,12 +278,16 @@ describe('x402 credentials the sandbox refuses', () => {
 
   it('refuses a value below the amount', async () => {
     const { outcome } = await present(context, issued, { from: payer, value: '12499999' });
-    expect(outcome).toMatchObject({ status: 'rejected', problem: { type: 'https://paymentauth.org/problems/payment-insufficient' } });
+    expect(outcome).toMatchObject({
+      status: 'rejected',
+      problem: { type: 'https://paymentauth.org/problems/payment-insufficient' },
+      funding: { error_reason: 'invalid_exact_evm_payload_authorization_value_mismatch' },
+    });
   });
 
   it('refuses a payer that is not an address, and a payload without an authorization', async () => {
     expect((await present(context, issued, { from: 'alice' })).outcome.status).toBe('rejected');
-    const decoded = JSON.parse(Buffer.from(sandboxX402PaymentSignature(challengeHeader(issued), { from: payer }), 'base64').toString());
+    const decoded = JSON.parse(Buffer.from(sandboxX402PaymentSignature(challengeHeader(issued), { from: payer, nowMs: context.nowMs }), 'base64').toString());
     decoded.payload = { signature: '0x00' };
     const outcome = await adapter.authorize(context, credentialFor(b64(decoded)), issued.stored);
     expect(outcome).toMatchObject({ status: 'rejected', funding: { error_reason: 'invalid_payload' } });

@@ -8,6 +8,7 @@ import type { Intent, NewIntent } from '../../db/intent-repository.ts';
 import type { PolicyVersion } from '../../db/policy-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { compilePredicate, findPreset } from '../../predicate/index.ts';
+import { canonicalJson } from '../../signing/canonical-json.ts';
 import { jsonDigestBlake3, normalizedAllowedTools } from '../../signing/digests.ts';
 import { verifyEd25519 } from '../../signing/ed25519.ts';
 import { base64ToBytes, canonicalUuidText, uuidBytesFromText } from '../../signing/encoding.ts';
@@ -47,7 +48,8 @@ export function parsePredicateRef(predicateRef: string): PolicyVersionKey | unde
  * answer is judged, and a body with an inline rule costs no read. */
 export function ruleLookupOf(body: CreateIntentBody): RuleLookup {
   if (body.signing_version === 6) {
-    const target = body.predicate_dsl === undefined && body.predicate_ref ? parsePredicateRef(body.predicate_ref) : undefined;
+    // A reference is read whether or not an inline rule comes with it: with one, the two must name the same rule.
+    const target = body.predicate_ref ? parsePredicateRef(body.predicate_ref) : undefined;
     return target ? { kind: 'version', ...target } : { kind: 'none' };
   }
   return body.policy_binding ? { kind: 'head', templateId: body.policy_binding.template_id, versionSeq: body.policy_binding.version_seq } : { kind: 'none' };
@@ -62,16 +64,21 @@ interface ResolvedRule {
 function resolveRule(body: CreateIntentBody, facts: RuleFacts): ResolvedRule {
   if (body.signing_version === 6) {
     if (body.policy_binding) throw new ServiceError('request.invalid', { message: 'Signing version 6 carries predicate_dsl, not policy_binding.' });
-    if (body.predicate_dsl !== undefined) {
-      compilePredicate(body.predicate_dsl);
-      return { predicate: body.predicate_dsl as Record<string, unknown> };
-    }
+    const inline = body.predicate_dsl;
+    if (inline !== undefined) compilePredicate(inline);
+    // The spec uses predicate_dsl "when predicate_ref is not provided": a reference, when given, is the rule. An
+    // inline rule beside it is accepted only as the same rule (canonical JSON equal), never in its place.
     if (body.predicate_ref) {
       if (!facts.referenced) {
         throw new ServiceError('intent.predicate_missing', { message: 'predicate_ref does not name a policy version of this tenant.', details: { predicate_ref: body.predicate_ref } });
       }
-      return { predicate: facts.referenced.materializedPredicate };
+      const referenced = facts.referenced.materializedPredicate;
+      if (inline !== undefined && canonicalJson(inline) !== canonicalJson(referenced)) {
+        throw new ServiceError('intent.predicate_conflict', { details: { predicate_ref: body.predicate_ref } });
+      }
+      return { predicate: referenced };
     }
+    if (inline !== undefined) return { predicate: inline as Record<string, unknown> };
     throw new ServiceError('intent.predicate_missing');
   }
   if (body.predicate_dsl !== undefined) throw new ServiceError('request.invalid', { message: 'Signing version 7 carries policy_binding, not predicate_dsl.' });

@@ -40,6 +40,8 @@ export interface FundPhase1Facts {
   readonly claimed: FundingAttempt | undefined;
   /** Whether the rail can be asked what became of a credential it may have acted on (the adapter's `resolve`). */
   readonly railResolves: boolean;
+  /** The attempt that holds the payment authorization the credential spends (its `authorizationKey`), if any. */
+  readonly authorizationHolder?: string | undefined;
 }
 
 /** The claim of an attempt for one credential's rail call, queued to commit with the first phase. */
@@ -48,6 +50,8 @@ export interface AttemptClaim {
   readonly credentialDigest: Buffer;
   readonly credential: unknown;
   readonly live: boolean;
+  /** The payment authorization the credential spends, held by this attempt from its claim on. */
+  readonly authorizationKey: string | null;
 }
 
 /** A challenge to answer with (402), and the `funding` fields it adds; with a problem for a refused credential. */
@@ -66,7 +70,13 @@ export type RailCallDecision =
   | { readonly kind: 'authorize'; readonly credential: RailCredential; readonly attempt: FundingAttempt | undefined; readonly claim: AttemptClaim | undefined;
       readonly challenge: Record<string, unknown> | undefined };
 
-export type FundPhase1Decision = ChallengeDecision | RailCallDecision;
+/** The credential's payment authorization is held by another attempt (spent, pending, or under way): refused with
+ * the rail's own refusal and a fresh challenge, nothing claimed and the rail not called. */
+export interface ReusedAuthorizationDecision {
+  readonly kind: 'authorization_reused';
+}
+
+export type FundPhase1Decision = ChallengeDecision | ReusedAuthorizationDecision | RailCallDecision;
 
 /**
  * The first phase of a fund request: a challenge when the request carries no usable credential (or another
@@ -97,6 +107,7 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
     credentialDigest: credential.digest,
     credential: credential.data,
     live: facts.environment === 'live',
+    authorizationKey: credential.authorizationKey ?? null,
   });
   if (attempt?.status === 'pending') {
     if (!attempt.credentialDigest?.equals(credential.digest)) {
@@ -108,10 +119,14 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
   }
   // A declined challenge is spent; a credential naming it is judged as naming no challenge.
   if (attempt?.status !== 'challenged') return { kind: 'authorize', credential, attempt: undefined, claim: undefined, challenge: undefined };
+  // A payment authorization is good once: one another attempt holds (for this intent or another) cannot pay here.
+  if (facts.authorizationHolder !== undefined && facts.authorizationHolder !== attempt.attemptId) return { kind: 'authorization_reused' };
   if (claimed && facts.railResolves) {
     // Taking over a dead claim, the rail may already have acted on this credential: it is asked what became of it
     // (resolve, which completes it if it had not), never judged afresh (a used authorization would fail).
-    const asked: ClaimedAttempt = { challenge: attempt.challenge, credential: credential.data, digest: credential.digest, reference: attempt.reference };
+    const asked: ClaimedAttempt = {
+      challenge: attempt.challenge, credential: credential.data, digest: credential.digest, reference: attempt.reference, claimedAt: claimed.claimedAt ?? undefined,
+    };
     return { kind: 'resolve', credential, attempt, claim: claimOf(attempt), claimed: asked };
   }
   return { kind: 'authorize', credential, attempt, claim: claimOf(attempt), challenge: attempt.challenge };

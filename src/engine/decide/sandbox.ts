@@ -12,7 +12,7 @@ import { canonicalJsonBytes, normalizedAllowedTools } from '../../signing/digest
 import { bytesToHex } from '../../signing/encoding.ts';
 import { formatRfc3339SecondsUtc } from '../../signing/rfc3339.ts';
 import type { AnswerFields, ToolCall } from '../effects.ts';
-import { compileEvidenceSchema } from '../evidence-schema.ts';
+import { compileEvidenceSchema, evidenceMismatchOf } from '../evidence-schema.ts';
 import { transitionOf, type Transition } from '../lifecycle.ts';
 import { evaluateEvidence } from './evidence.ts';
 import type { SettlementAction, SettlementReason } from './settlement.ts';
@@ -184,6 +184,17 @@ export interface SandboxEvidenceDecision {
   readonly toolCall: ToolCall;
 }
 
+/** The payload matches the evidence schema of the preset it was prepared for: 400 `sandbox.preset_unknown` for a
+ * preset that does not exist, 422 `sandbox.preset_evidence_mismatch` naming the fields at fault otherwise. The
+ * intent's own schema and rule still decide the evidence; this refuses, before anything is recorded, a payload its
+ * sender meant for another rule. */
+function assertPayloadFitsPreset(presetId: string, payload: Record<string, unknown>): void {
+  const preset = findPreset(presetId);
+  if (!preset) throw new ServiceError('sandbox.preset_unknown', { details: { supported: archetypePresets.map((candidate) => candidate.presetId) } });
+  const fields = evidenceMismatchOf(preset.evidenceSchema, payload);
+  if (fields) throw new ServiceError('sandbox.preset_evidence_mismatch', { details: { completion_preset_id: presetId, fields } });
+}
+
 /** Evidence of a tool call for a funded sandbox `intent` at `nowMs`: the operation must be one of the intent's
  * tools, then the payload is checked and the rule evaluated as signed evidence is. A failed rule is not an error. */
 export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody, nowMs: number): SandboxEvidenceDecision {
@@ -197,6 +208,7 @@ export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody,
   // Only `payload` is evaluated: vendor_payload is accepted for the client's vendor packs, which this service
   // does not map, and is neither stored nor read.
   const payload = body.payload ?? {};
+  if (body.completion_preset_id !== undefined) assertPayloadFitsPreset(body.completion_preset_id, payload);
   const artifacts = body.artifacts ?? [];
   const { evaluation, payloadDigest, artifactsDigest } = evaluateEvidence(intent, payload, artifacts);
   return {

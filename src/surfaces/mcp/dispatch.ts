@@ -32,7 +32,7 @@ export function toolRequest(tool: ResolvedTool, args: Arguments, authorization: 
     const text = query.toString();
     return { url: text === '' ? tool.path : `${tool.path}?${text}`, headers, payload: undefined };
   }
-  const known = new Set<string>([...tool.pathParameters, ...(tool.headers ?? []), ...(tool.method === 'POST' && tool.routeBodySchema ? ['body'] : [])]);
+  const known = new Set<string>([...tool.pathParameters, ...(tool.headers ?? []), ...tool.bodyFieldArguments, ...(tool.method === 'POST' && tool.routeBodySchema ? ['body'] : [])]);
   for (const name of Object.keys(args)) if (!known.has(name)) throw invalidArgument(name, 'is not an argument of this tool');
   let url = tool.path;
   for (const name of tool.pathParameters) {
@@ -43,13 +43,29 @@ export function toolRequest(tool: ResolvedTool, args: Arguments, authorization: 
   for (const name of tool.headers ?? []) {
     const value = args[name];
     if (value === undefined) continue;
-    if (typeof value !== 'string') throw invalidArgument(name, 'must be a string');
-    headers[headerArguments[name as HeaderArgument].header] = value;
+    headers[headerArguments[name as HeaderArgument].header] = headerValueOf(name as HeaderArgument, value);
   }
   if (tool.method === 'GET') return { url, headers, payload: undefined };
   // Serialized once, here: the recognition proof and the idempotency fingerprint bind exactly these bytes. A route
   // without a body gets `{}`, as the HTTP clients send it.
-  return { url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(args['body'] ?? {}) };
+  return { url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(bodyOf(tool, args)) };
+}
+
+/** A header argument's value: its text, or for a header that encodes a JSON object (a recognition proof), the
+ * object as base64url of its JSON, as the public client encodes it. */
+function headerValueOf(name: HeaderArgument, value: unknown): string {
+  if (typeof value === 'string') return value;
+  const takesObject = 'takesObject' in headerArguments[name];
+  if (takesObject && typeof value === 'object' && value !== null && !Array.isArray(value)) return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+  throw invalidArgument(name, takesObject ? 'must be a string or a JSON object' : 'must be a string');
+}
+
+/** The body a POST tool sends: `body`, or the body's fields given as arguments of their own; not both. */
+function bodyOf(tool: ResolvedTool, args: Arguments): unknown {
+  const given = tool.bodyFieldArguments.filter((name) => args[name] !== undefined);
+  if (given.length === 0) return args['body'] ?? {};
+  if (args['body'] !== undefined) throw invalidArgument('body', `cannot be given with ${given.join(', ')}: send the body's fields inside body or as arguments, not both`);
+  return Object.fromEntries(given.map((name) => [name, args[name]]));
 }
 
 function invalidArgument(name: string, reason: string): ServiceError {

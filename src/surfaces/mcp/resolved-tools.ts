@@ -11,6 +11,8 @@ export interface ResolvedTool extends ToolDefinition {
   readonly inputSchema: Record<string, unknown>;
   /** The route's body schema (the same object the route validates with), when the tool sends a body. */
   readonly routeBodySchema: object | undefined;
+  /** The body's fields a `bodyFieldsAsArguments` tool takes as arguments of their own (none otherwise). */
+  readonly bodyFieldArguments: readonly string[];
   readonly pathParameters: readonly string[];
   readonly roles: readonly Role[];
   /** The scope a restricted key needs: the route's declared scope (`any` for every credential). */
@@ -30,10 +32,17 @@ export function resolveTools(contracts: ReadonlyMap<string, RouteContract>): Res
     }
     const routeBodySchema = (contract.schema?.body as object | undefined) ?? tool.bodySchema;
     const pathParameters = [...tool.path.matchAll(pathParameterPattern)].map((match) => match[1]!);
+    const bodyFieldArguments = tool.bodyFieldsAsArguments ? Object.keys(bodyPropertiesOf(tool, routeBodySchema)) : [];
+    for (const name of bodyFieldArguments) {
+      if (name === 'body' || pathParameters.includes(name) || (tool.headers ?? []).includes(name as never)) {
+        throw new Error(`MCP tool ${tool.name}: the body field ${name} would shadow another argument`);
+      }
+    }
     return {
       ...tool,
       inputSchema: inputSchemaOf(tool, contract, routeBodySchema, pathParameters),
       routeBodySchema,
+      bodyFieldArguments,
       pathParameters,
       roles: access.roles,
       scope: access.scope,
@@ -54,9 +63,23 @@ function inputSchemaOf(tool: ToolDefinition, contract: RouteContract, bodySchema
   const parameterSchemas = (contract.schema?.params as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
   const properties: Record<string, unknown> = {};
   for (const name of pathParameters) properties[name] = parameterSchemas[name] ?? { type: 'string' };
-  for (const name of tool.headers ?? []) properties[name] = { type: 'string', minLength: 1, description: headerArguments[name].description };
+  for (const name of tool.headers ?? []) {
+    const argument = headerArguments[name];
+    properties[name] = 'takesObject' in argument
+      ? { anyOf: [{ type: 'string', minLength: 1 }, { type: 'object' }], description: argument.description }
+      : { type: 'string', minLength: 1, description: argument.description };
+  }
   if (tool.method === 'POST' && bodySchema) properties['body'] = bodySchema;
+  // The body's own property schemas, the same objects, for a tool that takes them as arguments too.
+  if (tool.bodyFieldsAsArguments) Object.assign(properties, bodyPropertiesOf(tool, bodySchema));
   return { type: 'object', additionalProperties: false, required: [...pathParameters], properties };
+}
+
+/** The property schemas of an object body schema; a tool taking body fields as arguments needs one. */
+function bodyPropertiesOf(tool: ToolDefinition, bodySchema: object | undefined): Record<string, unknown> {
+  const properties = (bodySchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (!properties) throw new Error(`MCP tool ${tool.name} takes body fields as arguments, but its route's body schema has no properties`);
+  return properties;
 }
 
 /** Whether the principal may see and call the tool: its role is in the route's roles and, for a restricted key, the

@@ -15,12 +15,15 @@ import { x402CredentialHeaderName } from '../../rails/x402.ts';
  */
 export type ToolInput = 'body' | 'query' | 'envelope';
 
-/** Header fields an envelope tool may take, by argument name. */
+/** Header fields an envelope tool may take, by argument name. A field with `takesObject` may also be given as the
+ * JSON object the header encodes (the public client's MCP tools pass a recognition proof so); it is then sent as
+ * base64url of its JSON, as the client encodes it. */
 export const headerArguments = {
   idempotency_key: { header: 'idempotency-key', description: 'Sent as the Idempotency-Key header.' },
   recognition_proof: {
     header: recognitionProofHeaderName,
-    description: `Sent as the ${recognitionProofHeaderName} header: the agent's recognition proof over this route's method, path and the body bytes (JSON.stringify of the body argument, or {} without one). Required for live tenants.`,
+    takesObject: true,
+    description: `Sent as the ${recognitionProofHeaderName} header: the agent's recognition proof over this route's method, path and the body bytes (JSON.stringify of the body, or {} without one). The header value, or the proof itself as a JSON object (sent as base64url of its JSON). Required for live tenants.`,
   },
   payment_signature: { header: x402CredentialHeaderName, description: `x402: the answer to the PAYMENT-REQUIRED challenge, sent as the ${x402CredentialHeaderName} header.` },
   payment_authorization: { header: mppCredentialHeaderName, description: `MPP: the answer to the WWW-Authenticate challenge, sent as the ${mppCredentialHeaderName} header.` },
@@ -39,6 +42,9 @@ export interface ToolDefinition {
   readonly headers?: readonly HeaderArgument[];
   /** For a route that checks its body in the handler rather than registering a schema: the schema it checks with. */
   readonly bodySchema?: object;
+  /** Envelope tools only: the body's own fields may also be given as arguments of their own, instead of `body` (the
+   * public client's MCP tool takes the sandbox evidence fields so). */
+  readonly bodyFieldsAsArguments?: boolean;
   /** Reads change nothing (MCP `readOnlyHint`). */
   readonly readOnly: boolean;
 }
@@ -74,8 +80,8 @@ export const toolDefinitions: readonly ToolDefinition[] = [
   { name: 'svc_bootstrap_sandbox_guardrail', method: 'POST', path: '/v1/sandbox/guardrails/bootstrap', input: 'body', readOnly: false,
     description: 'Sandbox: creates a funded, unsigned intent for one operation and returns its capability token.' },
   { name: 'svc_submit_sandbox_guardrail_evidence', method: 'POST', path: '/v1/sandbox/guardrails/:intent_id/evidence', input: 'envelope', readOnly: false,
-    headers: ['idempotency_key'], bodySchema: sandboxEvidenceBody,
-    description: 'Sandbox: submits evidence for a guardrail intent, evaluated and settled at once.' },
+    headers: ['idempotency_key'], bodySchema: sandboxEvidenceBody, bodyFieldsAsArguments: true,
+    description: 'Sandbox: submits evidence for a guardrail intent (payload, artifacts, operation, …, as arguments or inside body), evaluated and settled at once.' },
   { name: 'svc_verify_agent_recognition_proof_v1', method: 'POST', path: '/protocol/v2/recognition/verify', input: 'body', readOnly: true,
     description: 'Verifies an agent recognition proof against the request it claims to authenticate.' },
   { name: 'svc_list_audit_exports', method: 'GET', path: '/v1/compliance/audit-exports', input: 'query', readOnly: true,

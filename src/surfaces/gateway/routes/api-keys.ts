@@ -2,14 +2,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiKeyCreateBody, ApiKeyCreated, ApiKeyListQuery, ApiKeyPage, ApiKeyParams, ApiKey } from '../../../contracts/api-keys.ts';
+import type { Environment } from '../../../contracts/principal.ts';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import { findApiKey, listApiKeys, type ApiKeyRecord } from '../../../db/api-key-repository.ts';
 import { findTenant } from '../../../db/tenant-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { adminOnly, principalOf } from '../../../plugins/access.ts';
-import { issueApiKey, revokeAndAnnounce } from '../../../services/api-key-service.ts';
+import { apiKeyRequestOf, issueApiKey, revokeAndAnnounce } from '../../../services/api-key-service.ts';
 
-function present(record: ApiKeyRecord): ApiKey {
+function present(record: ApiKeyRecord, environment: Environment): ApiKey {
   return {
     object: 'api_key',
     key_id: record.keyId,
@@ -17,6 +18,10 @@ function present(record: ApiKeyRecord): ApiKey {
     name: record.name,
     key_kind: record.kind,
     scopes: [...record.scopes],
+    environment,
+    service_account_role: record.role,
+    service_account_name: record.name,
+    mcp_scopes: [...record.scopes],
     created_at: record.createdAt.toISOString(),
     last_used_at: record.lastUsedAt?.toISOString() ?? null,
     revoked_at: record.revokedAt?.toISOString() ?? null,
@@ -38,13 +43,15 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       },
     },
     async (request, reply) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId, environment } = principalOf(request);
+      const asked = apiKeyRequestOf(request.body);
       const issued = await app.database.tenant(tenantId, async (tx) => {
         const tenant = await findTenant(tx, tenantId);
         if (!tenant) throw new ServiceError('tenant.not_found');
-        return issueApiKey(tx, tenant, request.body);
+        return issueApiKey(tx, tenant, asked);
       });
-      return reply.code(201).send({ ...present(issued.record), api_key: issued.apiKey });
+      const key = present(issued.record, environment);
+      return reply.code(201).send({ ...key, api_key: issued.apiKey, item: key });
     },
   );
 
@@ -52,12 +59,14 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     '/v1/admin/api-keys',
     { config, schema: { summary: 'List API keys', querystring: ApiKeyListQuery, response: { 200: ApiKeyPage, ...authenticatedErrors() } } },
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId, environment } = principalOf(request);
       const { limit, cursor } = request.query;
       const page = await app.database.tenant(tenantId, (tx) => listApiKeys(tx, tenantId, { limit, startingAfter: cursor }));
+      const keys = page.keys.map((record) => present(record, environment));
       return {
         object: 'list',
-        data: page.keys.map(present),
+        data: keys,
+        items: keys,
         has_more: page.hasMore,
         next_cursor: page.hasMore ? (page.keys.at(-1)?.keyId ?? null) : null,
       } as const;
@@ -68,10 +77,10 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     '/v1/admin/api-keys/:key_id',
     { config, schema: { summary: 'Read an API key', params: ApiKeyParams, response: { 200: ApiKey, ...authenticatedErrors(404) } } },
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId, environment } = principalOf(request);
       const record = await app.database.tenant(tenantId, (tx) => findApiKey(tx, tenantId, request.params.key_id));
       if (!record) throw new ServiceError('api_key.not_found');
-      return present(record);
+      return present(record, environment);
     },
   );
 
@@ -80,11 +89,11 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     '/v1/admin/api-keys/:key_id',
     { config, schema: { summary: 'Revoke an API key', params: ApiKeyParams, response: { 200: ApiKey, ...authenticatedErrors(404) } } },
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId, environment } = principalOf(request);
       const record = await app.database.tenant(tenantId, (tx) => revokeAndAnnounce(tx, tenantId, request.params.key_id));
       if (!record) throw new ServiceError('api_key.not_found');
       app.authenticator.forget(record.keyId);
-      return present(record);
+      return present(record, environment);
     },
   );
 }

@@ -11,6 +11,11 @@ import { importMandate, verifyMandate } from '../../../services/mandate-service.
 
 const importers: readonly Role[] = ['admin', 'operator', 'agent'];
 
+/** A verify body: `{signed_mandate: {...}}`, or the signed mandate itself, which carries `schema_version` (as the
+ * receipt verify routes take theirs). */
+export const receivedMandate = (body: Record<string, unknown>): unknown =>
+  body.schema_version === undefined && typeof body.signed_mandate === 'object' && body.signed_mandate !== null ? body.signed_mandate : body;
+
 export async function mandateRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   routes.post(
@@ -21,7 +26,7 @@ export async function mandateRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request): Promise<MandateVerdict> => {
       const { tenantId, environment } = principalOf(request);
-      const verdict = await app.database.tenant(tenantId, (tx) => verifyMandate(tx, request.body.signed_mandate, { tenantId, environment }, Date.now()));
+      const verdict = await app.database.tenant(tenantId, (tx) => verifyMandate(tx, receivedMandate(request.body), { tenantId, environment }, Date.now()));
       if (!verdict.valid) return { valid: false, code: verdict.code, message: verdict.message, ...(verdict.details ? { details: verdict.details } : {}) };
       return { valid: true, kind: 'svc.agent_mandate_v1', tenant_id: tenantId, mandate_digest_sha256_hex: verdict.digestHex, mandate: verdict.mandate };
     },

@@ -73,7 +73,7 @@ export async function sandboxGuardrailRoutes(app: FastifyInstance): Promise<void
   routes.post(
     '/v1/sandbox/guardrails/:intent_id/evidence',
     {
-      config: { access: evidenceAccess },
+      config: { access: evidenceAccess, bodyOptional: true },
       preValidation,
       // Every field is optional and clients may send no body at all: the handler checks the body (or `{}`) itself, so
       // the route's own body validation is attached rather than raised; a bad path parameter is still refused.

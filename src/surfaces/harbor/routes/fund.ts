@@ -14,8 +14,8 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/intents/:intent_id/fund',
     {
-      config: { access: { roles: lifecycle.fund.roles, scope: 'mcp.settlement:write' } },
-      // The body is `{}` (or nothing): the rail credential travels in headers.
+      // The body is `{}` (or nothing, whatever its content type says): the rail credential travels in headers.
+      config: { access: { roles: lifecycle.fund.roles, scope: 'mcp.settlement:write' }, bodyOptional: true },
       schema: {
         summary: 'Fund an intent through its rail\'s 402 handshake',
         params: IntentIdParams,
