@@ -3,7 +3,15 @@
 // receipt verify route does with a received one.
 import { sign } from 'node:crypto';
 import type { AgentReceiptSummary, ReceiptInclusionProof, ReceiptVerdict, SignedArtifact } from '../contracts/protocol.ts';
-import { insertReceiptUnlessTaken, recordReceiptsStatement, type LoggedReceipt, type NewReceipt, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import {
+  findReceipt,
+  insertReceiptUnlessTaken,
+  recordReceiptsStatement,
+  type LoggedReceipt,
+  type NewReceipt,
+  type ReceiptFamily,
+  type StoredReceipt,
+} from '../db/protocol-receipt-repository.ts';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -140,6 +148,14 @@ export function summarizeAgentReceipt(tenantId: string, stored: StoredReceipt): 
     leaf_index: stored.leafIndex,
     receipt: stored.wire,
   };
+}
+
+/** The signed wire of the tenant's stored receipt of `family` named `receiptId` (a verify body `{receipt_id}`); 404
+ * `receipt.not_found` when the tenant has none of that id, another tenant's included. */
+export async function storedReceiptWire(tx: Queryable, tenantId: string, family: ReceiptFamily, receiptId: string): Promise<SignedArtifact> {
+  const stored = await findReceipt(tx, tenantId, family, receiptId.trim().toLowerCase());
+  if (!stored) throw new ServiceError('receipt.not_found');
+  return stored.wire;
 }
 
 /** Codes of a `valid: false` verdict: each says what is wrong with the artifact (not with the call). */

@@ -120,13 +120,17 @@ export interface StoredLeaf {
   readonly appendedAt: Date;
 }
 
+function latestTreeHeadStatement(tenantId: string): Statement<SignedTreeHead | null> {
+  return {
+    text: 'SELECT tree_head FROM transparency_tree_heads WHERE tenant_id = $1 ORDER BY tree_size DESC LIMIT 1',
+    values: [tenantId],
+    read: ({ rows }) => (rows[0] as { tree_head: SignedTreeHead } | undefined)?.tree_head ?? null,
+  };
+}
+
 /** The tenant's latest signed tree head, or null before its first. */
 export async function latestTreeHead(tx: Queryable, tenantId: string): Promise<SignedTreeHead | null> {
-  const { rows } = await tx.query<{ tree_head: SignedTreeHead }>(
-    'SELECT tree_head FROM transparency_tree_heads WHERE tenant_id = $1 ORDER BY tree_size DESC LIMIT 1',
-    [tenantId],
-  );
-  return rows[0]?.tree_head ?? null;
+  return tx.run(latestTreeHeadStatement(tenantId));
 }
 
 /** The signed head of exactly `treeSize` leaves, when one was published. */
@@ -147,12 +151,16 @@ export async function treeHeadAsOf(tx: Queryable, tenantId: string, at: Date): P
   return rows[0]?.tree_head ?? null;
 }
 
+function leafAtStatement(tenantId: string, leafIndex: number): Statement<StoredLeaf | null> {
+  return {
+    text: `SELECT ${leafColumns} FROM transparency_log_leaves WHERE tenant_id = $1 AND leaf_index = $2`,
+    values: [tenantId, leafIndex],
+    read: ({ rows }) => (rows[0] ? toLeaf(rows[0] as StoredLeafRow) : null),
+  };
+}
+
 export async function leafAt(tx: Queryable, tenantId: string, leafIndex: number): Promise<StoredLeaf | null> {
-  const { rows } = await tx.query<StoredLeafRow>(`SELECT ${leafColumns} FROM transparency_log_leaves WHERE tenant_id = $1 AND leaf_index = $2`, [
-    tenantId,
-    leafIndex,
-  ]);
-  return rows[0] ? toLeaf(rows[0]) : null;
+  return tx.run(leafAtStatement(tenantId, leafIndex));
 }
 
 /** Which leaves an audit export takes: appended in [from, to) (a bound open when absent), about `intentId` when
@@ -182,7 +190,7 @@ export async function leavesInWindow(tx: Queryable, tenantId: string, window: Le
  * client's format (docs/protocol.md#inclusion-proofs); null until a head covers the leaf.
  */
 export async function inclusionProofOf(tx: Queryable, tenantId: string, leafIndex: number, receiptId: string): Promise<ReceiptInclusionProof | null> {
-  const [head, leaf] = await Promise.all([latestTreeHead(tx, tenantId), leafAt(tx, tenantId, leafIndex)]);
+  const [head, leaf] = await tx.batch([latestTreeHeadStatement(tenantId), leafAtStatement(tenantId, leafIndex)] as const);
   // A receipt names its own leaf, appended with it: a receipt without one is corruption, not input.
   if (leaf === null) throw new Error(`transparency log: leaf ${leafIndex} of a stored receipt is missing`);
   if (head === null || head.tree_size <= leafIndex) return null;

@@ -129,7 +129,9 @@ async function expectTerminalReceipts(intentId: string, state: 'released' | 'ref
   expect(agent.authorization.policy.template_id).toBe(signingVersion === 7 ? 'completion_budget_v1' : 'predicate_dsl');
   expectClientVerified(agent);
   // The client asks for an intent's terminal receipt by intent id alone.
-  expect((await get(`/protocol/v2/agent-receipts?intent_id=${intentId}`)).json()).toEqual(agent);
+  const byIntent = (await get(`/protocol/v2/agent-receipts?intent_id=${intentId}`)).json();
+  expect(byIntent).toEqual(agent);
+  expectClientVerified(byIntent);
   // The verify route accepts the wire itself as the body, and the id.
   expect((await post('/protocol/v2/agent-receipts/verify', agent)).json()).toMatchObject({ valid: true, kind: 'svc.agent_receipt_v1', receipt_id: intentId });
   expect((await post('/protocol/v2/agent-receipts/verify', { receipt_id: intentId })).json()).toMatchObject({ valid: true, receipt: agent });
@@ -315,6 +317,8 @@ describe('action receipts', () => {
     const found = await get(`/protocol/v2/agent-receipts?intent_id=${boot.intent_id}&tool_call_id=call_guarded_1`);
     expect(found.statusCode, found.body).toBe(200);
     expect(found.json()).toEqual(receipt);
+    // Served in its signed order (the order-based check rebuilds the bytes from the served order alone).
+    expectClientVerified(found.json());
   });
 
   it('a completed spend decision issues its action receipt once, in its transaction', async () => {

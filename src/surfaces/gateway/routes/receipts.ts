@@ -6,14 +6,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import { ProtocolReceiptParams, ReceiptInclusionProof, ReceiptVerdict, ReceiptVerifyBody, SignedArtifact } from '../../../contracts/protocol.ts';
-import type { ReceiptFamily, StoredReceipt } from '../../../db/protocol-receipt-repository.ts';
-import { findReceipt } from '../../../db/protocol-receipt-repository.ts';
+import type { ReceiptFamily } from '../../../db/protocol-receipt-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { Database } from '../../../infra/database.ts';
 import { treeHeadIntervalMs } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { readProtocolReceipt, readProtocolReceiptInclusionProof } from '../../../services/receipt-service.ts';
-import { deploymentKeyTrust, verdictAnswer, verifyForRoute } from '../../../services/receipt-signing.ts';
+import { deploymentKeyTrust, storedReceiptWire, verdictAnswer, verifyForRoute } from '../../../services/receipt-signing.ts';
 import type { ArtifactKindName } from '../../../signing/artifact-kinds.ts';
 
 export const receiptReaders = { roles: anyRole, scope: 'mcp.receipts:read' } as const;
@@ -29,11 +28,7 @@ const namedReceiptId = (body: Record<string, unknown>): string | undefined =>
  */
 export async function receivedReceipt(database: Database, tenantId: string, family: ReceiptFamily, body: Record<string, unknown>): Promise<unknown> {
   const receiptId = namedReceiptId(body);
-  if (receiptId !== undefined) {
-    const stored: StoredReceipt | undefined = await database.tenant(tenantId, (tx) => findReceipt(tx, tenantId, family, receiptId.trim().toLowerCase()));
-    if (!stored) throw new ServiceError('receipt.not_found');
-    return stored.wire;
-  }
+  if (receiptId !== undefined) return database.tenant(tenantId, (tx) => storedReceiptWire(tx, tenantId, family, receiptId));
   return body.schema_version === undefined && typeof body.receipt === 'object' && body.receipt !== null ? body.receipt : body;
 }
 
