@@ -12,6 +12,7 @@ import { appendLeaf, signTreeHead } from '../../src/services/transparency-log.ts
 import { canonicalArtifactBytes, signArtifact } from '../../src/signing/artifacts.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
+import { verifyClientTreeHead } from '../helpers/client-verifier.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const seed = new Uint8Array(32).fill(0x33);
@@ -79,6 +80,7 @@ describe('audit exports with the transparency log', () => {
     const entries = unzipSync(zip);
     const head = JSON.parse(strFromU8(entries[auditBundlePaths.treeHead]!));
     expect(head).toMatchObject({ kind: 'svc.agent_receipt_transparency_sth_v1', tenant_id: a.tenantId, tree_size: 3 });
+    verifyClientTreeHead(head, [keyring.active.publicKeyHex]);
     const lines = strFromU8(entries[auditBundlePaths.logLeaves]!).trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((line) => line.artifact_id)).toEqual(intentIds);
     expect(lines.map((line) => line.leaf_format)).toEqual([2, 2, 2]);
