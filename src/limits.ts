@@ -389,6 +389,15 @@ assertLimit(consoleFormBytesMax < requestBodyBytesMax, 'a console form must fit 
 export const toolCallIdLengthMax = 256;
 /** Each optional string of a mandate import's transport binding (partner platform, external id, request id). */
 export const transportBindingFieldLengthMax = 256;
+/** Entries of an agent receipt's `external_attestations` sent with one evidence submission: each is the digest of
+ * something the client verified (a mandate, a partner's receipt); a tool call carries a handful. */
+export const externalAttestationsMax = 16;
+/** Bytes of the `x-svc-agent-receipt-attestations` header: the entries at about 300 bytes each, with room. */
+export const externalAttestationsHeaderBytesMax = 8 * 1024;
+/** An attestation's `kind` (the client's are like `agent_mandate_v1`, `delivery_receipt_v1`). */
+export const externalAttestationKindLengthMax = 128;
+/** An attestation's `reference_id`: a partner's id or a resource URL. */
+export const externalAttestationReferenceLengthMax = 256;
 
 // ---- Route contracts (src/contracts/) ----
 /** A public key or signature in an intent envelope, as base64 text: an Ed25519 signature (64 bytes) is 88

@@ -330,4 +330,16 @@ ARTIFACT_KINDS: list[dict[str, Any]] = [{'kind': 'svc.agent_recognition_proof_v1
              {'name': 'tree_size', 'type': 'integer', 'min': 1},
              {'name': 'root_hash', 'type': 'string', 'format': 'hex64'},
              {'name': 'issued_at', 'type': 'string', 'format': 'rfc3339_seconds'},
-             {'name': 'key_id', 'type': 'string', 'nonEmpty': True}]}]
+             {'name': 'key_id', 'type': 'string', 'nonEmpty': True}]},
+ {'kind': 'svc.agent_receipt_transparency_sth_v1',
+  'schemaVersions': [1],
+  'algorithmField': 'signing_algorithm',
+  'digestField': 'message_digest_sha256_hex',
+  'htmlEscape': False,
+  'fields': [{'name': 'kind', 'type': 'const', 'value': 'svc.agent_receipt_transparency_sth_v1'},
+             {'name': 'schema_version', 'type': 'const', 'value': 1},
+             {'name': 'tenant_id', 'type': 'string', 'format': 'tenant_id'},
+             {'name': 'tree_size', 'type': 'integer', 'min': 1},
+             {'name': 'root_hash_sha256_hex', 'type': 'string', 'format': 'hex64'},
+             {'name': 'issued_at', 'type': 'string', 'format': 'rfc3339_seconds'},
+             {'name': 'signing_algorithm', 'type': 'const', 'value': 'ed25519-sha256-json-v1'}]}]

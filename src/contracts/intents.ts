@@ -5,7 +5,8 @@ import {
   allowedToolLengthMax, allowedToolsMax, completionPresetIdLengthMax, didLengthMax, envelopeBase64LengthMax, evidenceArtifactsMax,
   policyVersionSeqMax, predicateRefLengthMax, railInstructionReferenceLengthMax, rfc3339TextLengthMax, tenantIdLengthMax,
 } from '../limits.ts';
-import { ErrorEnvelope, JsonValue, ListPage, Nullable, OpenObject, Timestamp, Uuid, pageQueryProperties } from './common.ts';
+import { ErrorEnvelope, IdempotencyHeaders, JsonValue, ListPage, Nullable, OpenObject, Timestamp, Uuid, pageQueryProperties } from './common.ts';
+import { ExternalAttestation } from './protocol.ts';
 import {
   confirmBodyExample, createIntentBodyExample, evidenceAnswerExample, evidenceBodyExample, fundChallengeExample, fundFundedExample, intentExample,
   invalidStateExample, paymentReceiptHeaderExample, paymentRequiredHeaderExample, paymentResponseHeaderExample, settlementAnswerExample,
@@ -223,6 +224,14 @@ export const IntentStateConflict = Type.Object(ErrorEnvelope(409).properties, {
   examples: [invalidStateExample],
 });
 
+/** The evidence route's headers: the idempotency key, and what the client attests for the agent receipts (parsed
+ * and judged by the route, so that a bad value gets its own code, `evidence.attestations_invalid`). */
+export const EvidenceHeaders = Type.Object({
+  ...IdempotencyHeaders.properties,
+  'x-svc-agent-receipt-attestations': Type.Optional(Type.String({ description: 'A JSON array of {source, kind, digest_sha256_hex, reference_id?}: what the client verified, listed in the agent receipts\' external_attestations.' })),
+  'x-svc-agent-run-id': Type.Optional(Type.String({ description: 'The agent run (a UUID) the evidence came from, stored with it.' })),
+});
+
 export const EvidenceBody = Type.Object(
   {
     // Any JSON here; a payload that is not an object is an evidence-shape problem (422), not a malformed body.
@@ -317,6 +326,9 @@ export const EvidenceSubmission = Type.Object({
   // As stored when the evidence arrived: the evaluation the evidence answer carried. Left undescribed here: the store
   // (jsonb) orders members its own way, and a listed shape would have the serializer reorder what it answers today.
   predicate_evaluation: Type.Unknown({ description: 'The verdict (`passed`) and the trace of each evaluated clause, as the evidence answer carried it.' }),
+  external_attestations: Type.Array(ExternalAttestation, { description: 'What the client attested with the evidence (x-svc-agent-receipt-attestations); the intent-terminal agent receipt lists them.' }),
+  /** The agent run the client named with the evidence (x-svc-agent-run-id). */
+  agent_run_id: Nullable(Uuid),
 });
 export type EvidenceSubmission = Static<typeof EvidenceSubmission>;
 

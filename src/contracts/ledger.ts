@@ -82,8 +82,27 @@ export const LedgerEvents = Type.Object(
 );
 export type LedgerEvents = Static<typeof LedgerEvents>;
 
-/** A signed tree head of the tenant's transparency log, answered as signed (a file `svc receipt verify` takes). */
-export const SignedTreeHead = Type.Object({
+const signatureMaterial = {
+  signing_algorithm: Type.Literal('ed25519-sha256-json-v1'),
+  message_digest_sha256_hex: Hex,
+  signing_public_key_ed25519_hex: Hex,
+  ed25519_signature_hex: Hex,
+};
+
+/** A signed tree head of the kind the tree-head pass signs (the public client's format), fields in signed order. */
+export const ClientSignedTreeHead = Type.Object({
+  kind: Type.Literal('svc.agent_receipt_transparency_sth_v1'),
+  schema_version: Type.Literal(1),
+  tenant_id: Type.String(),
+  tree_size: Type.Integer({ minimum: 1 }),
+  root_hash_sha256_hex: Hex,
+  issued_at: Type.String(),
+  ...signatureMaterial,
+});
+export type ClientSignedTreeHead = Static<typeof ClientSignedTreeHead>;
+
+/** A signed tree head of the kind signed before: still served for the tree sizes it was signed at. */
+export const LegacySignedTreeHead = Type.Object({
   schema_version: Type.Literal(1),
   kind: Type.Literal('svc.transparency_tree_head_v1'),
   tenant_id: Type.String(),
@@ -91,11 +110,13 @@ export const SignedTreeHead = Type.Object({
   root_hash: Hex,
   issued_at: Type.String(),
   key_id: Type.String(),
-  signing_algorithm: Type.Literal('ed25519-sha256-json-v1'),
-  message_digest_sha256_hex: Hex,
-  signing_public_key_ed25519_hex: Hex,
-  ed25519_signature_hex: Hex,
+  ...signatureMaterial,
 });
+export type LegacySignedTreeHead = Static<typeof LegacySignedTreeHead>;
+
+/** A signed tree head of the tenant's transparency log, answered as signed (a file `svc receipt verify` takes): of
+ * the current kind, or of the earlier kind for a size signed before the change (docs/protocol.md#transparency-log). */
+export const SignedTreeHead = Type.Union([ClientSignedTreeHead, LegacySignedTreeHead]);
 export type SignedTreeHead = Static<typeof SignedTreeHead>;
 
 /** Proof parameters arrive as text and are judged by the route, so each refusal has the log's own code. */
@@ -107,6 +128,8 @@ export const InclusionProof = Type.Object({
   tree_size: Type.Integer({ minimum: 1 }),
   kind: Type.String(),
   artifact_id: Type.String(),
+  /** 1: the leaf hashes the artifact's canonical bytes (leaves appended before the change); 2: their SHA-256. */
+  leaf_format: Type.Union([Type.Literal(1), Type.Literal(2)]),
   leaf_hash: Hex,
   inclusion_proof: Type.Array(Hex),
   tree_head: Nullable(SignedTreeHead),

@@ -5,6 +5,7 @@
 import Type, { type Static } from 'typebox';
 import { pageSizeDefault, pageSizeMax, toolCallIdLengthMax, transportBindingFieldLengthMax } from '../limits.ts';
 import { Nullable, OpenObject, Timestamp, Uuid } from './common.ts';
+import { SignedTreeHead } from './ledger.ts';
 
 
 /** A signed `ed25519-sha256-json-v1` artifact as it was signed: every field kept, in its order (docs/signing.md). */
@@ -83,38 +84,67 @@ export type MandateImported = Static<typeof MandateImported>;
 
 // ---- Receipts ----
 
-/** Where a leaf stands in the tenant's log: the latest signed tree head and the leaf's audit path against it, both
- * null until a head covers the leaf. */
-export const LogPosition = Type.Object(
+const Hex64 = Type.String({ pattern: '^[0-9a-f]{64}$' });
+
+/**
+ * Where a receipt stands in the tenant's transparency log, in the public client's inclusion-proof format
+ * (docs/protocol.md#inclusion-proofs): its leaf, the audit path from it to the root of the latest signed tree head,
+ * and that head. The kind says what the leaf hashes: the receipt's message digest (every leaf appended now), or,
+ * under `svc.transparency_inclusion_proof_v1`, its canonical bytes (leaves appended before the change).
+ */
+export const ReceiptInclusionProof = Type.Object(
   {
+    kind: Type.Union([Type.Literal('svc.agent_receipt_transparency_inclusion_proof_v1'), Type.Literal('svc.transparency_inclusion_proof_v1')]),
+    schema_version: Type.Literal(1),
+    tenant_id: Type.String(),
+    receipt_id: Type.String(),
+    message_digest_sha256_hex: Hex64,
     leaf_index: Type.Integer({ minimum: 0 }),
-    tree_head: Nullable(SignedArtifact),
-    inclusion_proof: Nullable(Type.Array(Type.String({ pattern: '^[0-9a-f]{64}$' }))),
+    tree_size: Type.Integer({ minimum: 1 }),
+    leaf_hash_sha256_hex: Hex64,
+    audit_path_sha256_hex: Type.Array(Hex64),
+    root_hash_sha256_hex: Hex64,
+    tree_head: SignedTreeHead,
   },
   { additionalProperties: false },
 );
-export type LogPosition = Static<typeof LogPosition>;
+export type ReceiptInclusionProof = Static<typeof ReceiptInclusionProof>;
 
-/** A stored receipt as the read routes answer it; `scope` for agent receipts, `inclusion_proof` on reads by id. */
-export const StoredReceipt = Type.Object(
+/** One entry of an agent receipt's `external_attestations`: the digest of something the client verified itself (an
+ * imported mandate, a partner's receipt), in the receipt's field order. */
+export const ExternalAttestation = Type.Object(
+  {
+    source: Type.String(),
+    kind: Type.String(),
+    digest_sha256_hex: Hex64,
+    reference_id: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type ExternalAttestation = Static<typeof ExternalAttestation>;
+
+/** An agent receipt in a list: what a lister reads at a glance, and the signed receipt itself under `receipt`. */
+export const AgentReceiptSummary = Type.Object(
   {
     kind: Type.String(),
     receipt_id: Type.String(),
     tenant_id: Type.String(),
-    scope: Type.Optional(Type.Union([Type.Literal('action'), Type.Literal('intent_terminal')])),
+    scope: Type.Union([Type.Literal('action'), Type.Literal('intent_terminal')]),
     intent_id: Uuid,
-    receipt: SignedArtifact,
+    tool_call_id: Nullable(Type.String()),
+    message_digest_sha256_hex: Hex64,
+    created_at: Timestamp,
     leaf_index: Nullable(Type.Integer({ minimum: 0 })),
-    inclusion_proof: Type.Optional(Nullable(LogPosition)),
+    receipt: SignedArtifact,
   },
   { additionalProperties: false },
 );
-export type StoredReceipt = Static<typeof StoredReceipt>;
+export type AgentReceiptSummary = Static<typeof AgentReceiptSummary>;
 
 export const ProtocolReceiptParams = Type.Object({ receipt_id: Type.String({ pattern: '^[a-z0-9][a-z0-9._:/-]{0,127}$' }) });
 export type ProtocolReceiptParams = Static<typeof ProtocolReceiptParams>;
 
-/** A verify body: `{receipt: {...}}`, or the receipt itself. */
+/** A verify body: `{receipt: {...}}`, the receipt itself, or `{receipt_id}` naming one of the tenant's receipts. */
 export const ReceiptVerifyBody = AnyObject;
 export type ReceiptVerifyBody = Static<typeof ReceiptVerifyBody>;
 
@@ -126,7 +156,7 @@ export const ReceiptVerdict = Type.Union([
       receipt_id: Type.String(),
       tenant_id: Type.String(),
       message_digest_sha256_hex: Type.String(),
-      /** The receipt as received. */
+      /** The receipt as received, or as stored when the body named it by id. */
       receipt: SignedArtifact,
     },
     { additionalProperties: false },
@@ -143,9 +173,11 @@ const AgentReceiptId = Type.String({ pattern: '^([0-9a-fA-F]{64}|[0-9a-fA-F]{8}-
 export const AgentReceiptParams = Type.Object({ receipt_id: AgentReceiptId });
 export type AgentReceiptParams = Static<typeof AgentReceiptParams>;
 
+/** Without `limit` and `cursor`, `intent_id` asks for one receipt (the intent-terminal one, or with `tool_call_id`
+ * that call's action receipt); with either, for a page (`limit` then defaults to 50). */
 export const AgentReceiptListQuery = Type.Object(
   {
-    limit: Limit,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: pageSizeMax, description: `Page size, ${pageSizeDefault} when absent.` })),
     intent_id: Type.Optional(Uuid),
     tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: toolCallIdLengthMax })),
     cursor: Type.Optional(AgentReceiptId),
@@ -157,7 +189,7 @@ export type AgentReceiptListQuery = Static<typeof AgentReceiptListQuery>;
 export const AgentReceiptPage = Type.Object(
   {
     object: Type.Literal('list'),
-    items: Type.Array(StoredReceipt),
+    items: Type.Array(AgentReceiptSummary),
     limit: Type.Integer(),
     has_more: Type.Boolean(),
     next_cursor: Nullable(Type.String()),
@@ -166,8 +198,8 @@ export const AgentReceiptPage = Type.Object(
 );
 export type AgentReceiptPage = Static<typeof AgentReceiptPage>;
 
-/** With both intent_id and tool_call_id, the list route answers that tool call's one action receipt. */
-export const AgentReceiptListAnswer = Type.Union([AgentReceiptPage, StoredReceipt]);
+/** A page, or the one signed receipt an intent (and tool call) names. */
+export const AgentReceiptListAnswer = Type.Union([AgentReceiptPage, SignedArtifact]);
 export type AgentReceiptListAnswer = Static<typeof AgentReceiptListAnswer>;
 
 /** `trust_mode=gateway` is the only mode: receipts are signed by this deployment's gateway keys. */

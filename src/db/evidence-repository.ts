@@ -1,5 +1,6 @@
 // Evidence submissions: one per intent, kept with its signature, digests and the evaluation it produced.
-import type { Queryable } from '../infra/database.ts';
+import type { ExternalAttestation } from '../contracts/protocol.ts';
+import type { Queryable, Statement } from '../infra/database.ts';
 
 export interface EvidenceRecord {
   readonly intentId: string;
@@ -12,24 +13,52 @@ export interface EvidenceRecord {
   readonly artifactsDigest: Buffer;
   readonly predicatePassed: boolean;
   readonly evaluation: unknown;
+  /** What the client attested with the evidence, for the agent receipts (empty: nothing). */
+  readonly externalAttestations?: readonly ExternalAttestation[];
+  /** The agent run the client said the evidence came from. */
+  readonly agentRunId?: string | undefined;
 }
 
 /** Queues the insert to travel with COMMIT: nothing reads it back in the transaction that records it. */
 export function queueEvidenceInsert(tx: Queryable, tenantId: string, evidence: EvidenceRecord): void {
   tx.beforeCommit({
     text: `INSERT INTO evidence_submissions (tenant_id, intent_id, payload, artifacts, payee_did, payee_signature, submitted_at,
-             payload_digest, artifacts_digest, predicate_passed, evaluation)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+             payload_digest, artifacts_digest, predicate_passed, evaluation, external_attestations, agent_run_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     values: [
       tenantId, evidence.intentId, JSON.stringify(evidence.payload), evidence.artifacts, evidence.payeeDid, evidence.payeeSignature,
       evidence.submittedAt, evidence.payloadDigest, evidence.artifactsDigest, evidence.predicatePassed, JSON.stringify(evidence.evaluation),
+      evidence.externalAttestations && evidence.externalAttestations.length > 0 ? JSON.stringify(evidence.externalAttestations) : null,
+      evidence.agentRunId ?? null,
     ],
   });
 }
 
 /** An evidence submission as stored, with the time the service recorded it. */
 export interface StoredEvidence extends EvidenceRecord {
+  readonly externalAttestations: readonly ExternalAttestation[];
+  readonly agentRunId: string | undefined;
   readonly recordedAt: Date;
+}
+
+/** The attestations stored with an intent's evidence (the intent-terminal agent receipt lists them); [] when none. */
+export function evidenceAttestationsStatement(tenantId: string, intentId: string): Statement<ExternalAttestation[]> {
+  return {
+    text: 'SELECT external_attestations FROM evidence_submissions WHERE tenant_id = $1 AND intent_id = $2',
+    values: [tenantId, intentId],
+    read: ({ rows }) => attestationsOf((rows[0] as { external_attestations: unknown } | undefined)?.external_attestations ?? null),
+  };
+}
+
+/** Attestations as stored (jsonb orders an object's members its own way): rebuilt in the receipt's field order. */
+function attestationsOf(stored: unknown): ExternalAttestation[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.map((entry: ExternalAttestation) => ({
+    source: entry.source,
+    kind: entry.kind,
+    digest_sha256_hex: entry.digest_sha256_hex,
+    ...(entry.reference_id === undefined ? {} : { reference_id: entry.reference_id }),
+  }));
 }
 
 interface EvidenceRow {
@@ -43,6 +72,8 @@ interface EvidenceRow {
   artifacts_digest: Buffer;
   predicate_passed: boolean;
   evaluation: unknown;
+  external_attestations: unknown;
+  agent_run_id: string | null;
   recorded_at: Date;
 }
 
@@ -60,7 +91,7 @@ export async function listEvidenceSubmissions(
 ): Promise<{ submissions: StoredEvidence[]; hasMore: boolean }> {
   const { rows } = await tx.query<EvidenceRow>(
     `SELECT intent_id, payload, artifacts, payee_did, payee_signature, submitted_at, payload_digest, artifacts_digest,
-       predicate_passed, evaluation, recorded_at
+       predicate_passed, evaluation, external_attestations, agent_run_id, recorded_at
      FROM evidence_submissions
      WHERE tenant_id = $1 AND intent_id = $2
        AND ($3::bytea IS NULL OR (recorded_at, payload_digest) < (SELECT recorded_at, payload_digest FROM evidence_submissions
@@ -80,6 +111,8 @@ export async function listEvidenceSubmissions(
       artifactsDigest: row.artifacts_digest,
       predicatePassed: row.predicate_passed,
       evaluation: row.evaluation,
+      externalAttestations: attestationsOf(row.external_attestations),
+      agentRunId: row.agent_run_id ?? undefined,
       recordedAt: row.recorded_at,
     }),
   );

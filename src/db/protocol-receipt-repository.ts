@@ -68,7 +68,7 @@ function insertStatement(tenantId: string, receipt: NewReceipt, onConflict: stri
   };
 }
 
-/** A receipt to store together with its transparency log leaf: the leaf's data are the signed canonical bytes. */
+/** A receipt to store together with its transparency log leaf, made of its signed canonical bytes. */
 export interface LoggedReceipt extends Omit<NewReceipt, 'leafIndex'> {
   readonly canonicalBytes: Uint8Array;
 }
@@ -77,12 +77,13 @@ export interface LoggedReceipt extends Omit<NewReceipt, 'leafIndex'> {
  * One statement that appends `receipts` to the tenant's transparency log as its next leaves, in order, and stores
  * them with their leaf indexes: the log head moves once for all of them, each leaf's hash is computed where the
  * table's check recomputes it anyway, and each wire text travels once, for the receipt (json, its text kept) and the
- * leaf (jsonb). Answers the leaf indexes, in the order of `receipts`. The head's row lock then serializes the
+ * leaf (jsonb). A leaf of `leafFormat` 1 hashes the canonical bytes, of format 2 their SHA-256 digest
+ * (src/signing/merkle.ts). Answers the leaf indexes, in the order of `receipts`. The head's row lock then serializes the
  * tenant's appends until the transaction ends: run it as late as the transaction allows (queued with COMMIT).
  * A receipt id already taken fails the statement, and with it the transaction (the caller holds the lock that makes
  * the ids free).
  */
-export function recordReceiptsStatement(tenantId: string, receipts: readonly LoggedReceipt[]): Statement<number[]> {
+export function recordReceiptsStatement(tenantId: string, receipts: readonly LoggedReceipt[], leafFormat: 1 | 2): Statement<number[]> {
   if (receipts.length === 0) throw new Error('recordReceiptsStatement: no receipts');
   return {
     text: `WITH input AS (
@@ -93,9 +94,10 @@ export function recordReceiptsStatement(tenantId: string, receipts: readonly Log
              ON CONFLICT (tenant_id) DO UPDATE SET tree_size = h.tree_size + $10::bigint, updated_at = now()
              RETURNING h.tree_size - $10::bigint AS first_index),
            leaves AS (
-             INSERT INTO transparency_log_leaves (tenant_id, leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, artifact)
+             INSERT INTO transparency_log_leaves (tenant_id, leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, artifact, leaf_format)
              SELECT $1, head.first_index + i.ord - 1, i.kind, i.receipt_id, i.canonical_bytes,
-                    sha256(decode('00', 'hex') || i.canonical_bytes), i.wire::jsonb
+                    sha256(decode('00', 'hex') || CASE WHEN $11::smallint = 1 THEN i.canonical_bytes ELSE sha256(i.canonical_bytes) END),
+                    i.wire::jsonb, $11::smallint
                FROM head, input i)
            INSERT INTO protocol_receipts (tenant_id, family, receipt_id, kind, scope, intent_id, tool_call_id, wire, leaf_index)
            SELECT $1, i.family, i.receipt_id, i.kind, i.scope, i.intent_id, i.tool_call_id, i.wire::json, head.first_index + i.ord - 1
@@ -112,6 +114,7 @@ export function recordReceiptsStatement(tenantId: string, receipts: readonly Log
       receipts.map((receipt) => receipt.intentId),
       receipts.map((receipt) => receipt.toolCallId ?? null),
       receipts.length,
+      leafFormat,
     ],
     read: ({ rows }) => {
       // The leaves are consecutive, in input order, from the smallest (BIGINT as text; 2^53 leaves are out of reach).

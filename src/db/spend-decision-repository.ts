@@ -15,6 +15,23 @@ export interface SpendDecision {
   readonly status: SpendDecisionStatus;
   readonly createdAt: Date;
   readonly completedAt: Date | null;
+  /** The tool call the client named to /verify, for the action receipt its completion issues. */
+  readonly toolCallId: string | undefined;
+  readonly toolName: string | undefined;
+  /** What else the client reported about the agent and the vendor, under the receipt's field names. */
+  readonly receiptContext: Readonly<Record<string, string>> | undefined;
+}
+
+/** What POST /verify records of the call it reserves for. */
+export interface NewSpendDecision {
+  readonly decisionId: string;
+  readonly intentId: string;
+  readonly auditId: string;
+  readonly operation: string;
+  readonly requestedCents: number;
+  readonly toolCallId?: string | undefined;
+  readonly toolName?: string | undefined;
+  readonly receiptContext?: Readonly<Record<string, string>> | undefined;
 }
 
 /** What an intent's decisions hold: reserved and not yet completed, and consumed for good. Released ones hold nothing. */
@@ -32,9 +49,12 @@ interface DecisionRow {
   status: SpendDecisionStatus;
   created_at: Date;
   completed_at: Date | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  receipt_context: Record<string, string> | null;
 }
 
-const columns = 'decision_id, intent_id, audit_id, operation, requested_cents, status, created_at, completed_at';
+const columns = 'decision_id, intent_id, audit_id, operation, requested_cents, status, created_at, completed_at, tool_call_id, tool_name, receipt_context';
 
 const toDecision = (row: DecisionRow): SpendDecision => ({
   decisionId: row.decision_id,
@@ -46,6 +66,9 @@ const toDecision = (row: DecisionRow): SpendDecision => ({
   status: row.status,
   createdAt: row.created_at,
   completedAt: row.completed_at,
+  toolCallId: row.tool_call_id ?? undefined,
+  toolName: row.tool_name ?? undefined,
+  receiptContext: row.receipt_context ?? undefined,
 });
 
 /** Sums in Postgres (numeric, exact) and hands the sums over as text to bigint. /verify keeps them within the
@@ -60,15 +83,14 @@ export async function sumSpend(tx: Queryable, tenantId: string, intentId: string
   return { reservedCents: BigInt(rows[0]!.reserved), consumedCents: BigInt(rows[0]!.consumed) };
 }
 
-export async function insertSpendDecision(
-  tx: Queryable,
-  tenantId: string,
-  decision: { decisionId: string; intentId: string; auditId: string; operation: string; requestedCents: number },
-): Promise<SpendDecision> {
+export async function insertSpendDecision(tx: Queryable, tenantId: string, decision: NewSpendDecision): Promise<SpendDecision> {
   const { rows } = await tx.query<DecisionRow>(
-    `INSERT INTO spend_decisions (tenant_id, decision_id, intent_id, audit_id, operation, requested_cents, status)
-     VALUES ($1, $2, $3, $4, $5, $6, 'reserved') RETURNING ${columns}`,
-    [tenantId, decision.decisionId, decision.intentId, decision.auditId, decision.operation, decision.requestedCents],
+    `INSERT INTO spend_decisions (tenant_id, decision_id, intent_id, audit_id, operation, requested_cents, status, tool_call_id, tool_name, receipt_context)
+     VALUES ($1, $2, $3, $4, $5, $6, 'reserved', $7, $8, $9) RETURNING ${columns}`,
+    [
+      tenantId, decision.decisionId, decision.intentId, decision.auditId, decision.operation, decision.requestedCents,
+      decision.toolCallId ?? null, decision.toolName ?? null, decision.receiptContext === undefined ? null : JSON.stringify(decision.receiptContext),
+    ],
   );
   return toDecision(rows[0]!);
 }

@@ -3,6 +3,7 @@
 // terminal intent without them, nor them without the ledger posting. The effects are composed once, in app.ts,
 // and handed to every caller that can settle an intent (the confirm route, the sandbox evidence route, the
 // maintenance sweeper); the engine knows their shape, not the modules behind them.
+import type { ExternalAttestation } from '../contracts/protocol.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
@@ -27,6 +28,8 @@ export interface ToolCall {
   readonly payloadDigestHex: string;
   readonly artifactsDigestHex: string;
   readonly predicatePassed: boolean;
+  /** What the client attested with the call (its metadata's `external_attestations`), checked and normalized. */
+  readonly externalAttestations: readonly ExternalAttestation[];
 }
 
 /** Fields an effect adds to the answer of the command that caused it (the sandbox evidence answer, say). */

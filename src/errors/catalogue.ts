@@ -165,6 +165,8 @@ export const errorCatalogue = {
   'evidence.payload_not_object': { status: 422, message: 'Evidence payload must be a JSON object.' },
   'evidence.schema_mismatch': { status: 422, message: "The evidence payload does not match the intent's evidence_schema." },
   'evidence.payee_mismatch': { status: 422, message: 'The payee_did or payee_pubkey is not the one committed when the intent was created.' },
+  'evidence.attestations_invalid': { status: 400, message: 'The external attestations sent with the evidence (the x-svc-agent-receipt-attestations header, or metadata.external_attestations) are not a JSON array of {source, kind, digest_sha256_hex, reference_id?} within the limits; details.reason says what, details.index which entry.' },
+  'evidence.agent_run_id_invalid': { status: 400, message: 'The x-svc-agent-run-id header is not a UUID.' },
 
   // ---- spend_decision and sandbox: POST /verify reservations, sandbox guardrails (docs/capabilities.md) ----
   'spend_decision.not_found': { status: 404, message: 'No such spend decision.' },
@@ -215,6 +217,7 @@ export const errorCatalogue = {
   'merkle.parameter_invalid': { status: 400, message: 'A proof parameter is not a decimal integer in range: leaf_index from 0, tree_size, first and second from 1; details.parameter names it.' },
   'merkle.leaf_out_of_range': { status: 422, message: 'leaf_index is not below tree_size: the tree of that size does not hold the leaf.' },
   'merkle.tree_size_out_of_range': { status: 422, message: 'tree_size (or second) is larger than the latest signed tree head; details.latest_tree_size gives the largest size that can be proven.' },
+  'merkle.inclusion_pending': { status: 404, message: "No signed tree head covers the receipt's leaf yet: heads are signed every few seconds; retry after Retry-After. details.leaf_index and details.signed_tree_size say how far the log is signed." },
   'merkle.consistency_range_invalid': { status: 422, message: 'first is larger than second: a consistency proof goes from an older, smaller tree to a newer one.' },
 
   // ---- standing: operator receipts and the portfolio snapshot (docs/standing.md) ----

@@ -2,20 +2,20 @@
 // completed spend decision, or the sandbox evidence route's call), `intent_terminal` scope when the intent is
 // released or refunded. Built only from what the service itself knows and a few checked metadata fields: nothing
 // the caller sends is copied wholesale, so prompts, arguments, results and payloads never reach a receipt.
-import type { AgentReceiptListAnswer, StoredReceipt as ReceiptAnswer } from '../contracts/protocol.ts';
-import { findReceipt, listAgentReceipts } from '../db/protocol-receipt-repository.ts';
+import type { AgentReceiptListAnswer, ExternalAttestation, ReceiptInclusionProof, SignedArtifact } from '../contracts/protocol.ts';
+import { findReceipt, listAgentReceipts, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import type { SpendDecision } from '../db/spend-decision-repository.ts';
 import type { TerminalTransition, ToolCall } from '../engine/effects.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import { toolCallIdLengthMax } from '../limits.ts';
+import { pageSizeDefault, toolCallIdLengthMax } from '../limits.ts';
 import { canonicalJson } from '../signing/canonical-json.ts';
 import { sha256Hex } from '../signing/digests.ts';
 import { isCanonicalUuidText } from '../signing/encoding.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
-import { presentStoredReceipt, recordReceiptNow, signReceipt, type SignedReceipt } from './receipt-signing.ts';
+import { recordReceiptNow, signReceipt, storedReceiptInclusionProof, summarizeAgentReceipt, type SignedReceipt } from './receipt-signing.ts';
 
 /** A digest the caller did not report (the agent's config or prompt hash, a tool's arguments): 64 zeros, which no
  * SHA-256 of real input is expected to be. */
@@ -92,6 +92,12 @@ function authorizationOf(
   };
 }
 
+/** The payee, and the vendor the caller named (a lowercase token, as the receipt's table wants it). */
+const merchantOf = (intent: Intent, metadata: Metadata): Record<string, unknown> => {
+  const vendorId = tokenOf(metadata, 'vendor_id');
+  return { payee_did: intent.payeeDid, ...(vendorId === undefined ? {} : { vendor_id: vendorId }) };
+};
+
 const paymentOf = (intent: Intent): Record<string, unknown> => ({
   intent_id: intent.intentId,
   settlement_rail: intent.settlementRail,
@@ -104,7 +110,12 @@ const settlementOutcomeOf = (intent: Intent): string | undefined =>
 const isTerminal = (intent: Intent): boolean => intent.state === 'released' || intent.state === 'refunded';
 
 /** The intent-terminal receipt's body: its id is the intent id, its decision the settling ledger transaction. */
-function terminalBody(transition: TerminalTransition, settlementReceiptId: string, mandateDigestHex: string): Record<string, unknown> {
+function terminalBody(
+  transition: TerminalTransition,
+  settlementReceiptId: string,
+  mandateDigestHex: string | undefined,
+  attestations: readonly ExternalAttestation[],
+): Record<string, unknown> {
   const intent = transition.intent;
   return {
     scope: 'intent_terminal',
@@ -125,7 +136,8 @@ function terminalBody(transition: TerminalTransition, settlementReceiptId: strin
       settlement_outcome: settlementOutcomeOf(intent),
     },
     references: { intent_id: intent.intentId, settlement_receipt_id: settlementReceiptId },
-    external_attestations: null,
+    // Written `null` when empty (the field table says so), as the client writes it.
+    external_attestations: attestations,
   };
 }
 
@@ -155,6 +167,7 @@ export function actionAgentReceiptBody(params: {
   readonly reservationOutcome: 'consumed' | 'released' | 'none';
   readonly resultDigestHex?: string;
   readonly toolCall?: ToolCall;
+  readonly externalAttestations?: readonly ExternalAttestation[];
   readonly nowMs: number;
 }): Record<string, unknown> {
   const intent = params.intent;
@@ -180,7 +193,7 @@ export function actionAgentReceiptBody(params: {
       completed_at: formatRfc3339SecondsUtc(params.completedAtMs),
       duration_ms: Math.max(0, params.completedAtMs - params.startedAtMs),
     },
-    merchant: { payee_did: intent.payeeDid },
+    merchant: merchantOf(intent, params.metadata),
     ...(params.toolCall ? { evidence: evidenceOf(intent, params.toolCall) } : {}),
     payment: paymentOf(intent),
     outcome: {
@@ -189,14 +202,19 @@ export function actionAgentReceiptBody(params: {
       ...(intent.predicatePassed === null ? {} : { predicate_passed: intent.predicatePassed }),
     },
     references: { intent_id: intent.intentId, settlement_receipt_id: isTerminal(intent) ? intent.intentId : null },
-    external_attestations: null,
+    external_attestations: params.externalAttestations ?? [],
   };
 }
 
-/** The intent-terminal agent receipt of a transition, signed. */
-export function signTerminalAgentReceipt(transition: TerminalTransition, keyring: GatewayKeyring, settlement: SignedReceipt): SignedReceipt {
-  const mandateDigestHex = settlement.wire.mandate_digest_sha256_hex as string;
-  return signReceipt('svc.agent_receipt_v1', terminalBody(transition, settlement.receiptId, mandateDigestHex), keyring);
+/** The intent-terminal agent receipt of a transition, signed: it names the imported mandate's digest, if any, and
+ * lists `attestations` (the mandate's entry among them, which the client's verifier requires beside the digest). */
+export function signTerminalAgentReceipt(
+  transition: TerminalTransition,
+  keyring: GatewayKeyring,
+  settlement: SignedReceipt,
+  terminal: { readonly mandateDigestHex: string | undefined; readonly attestations: readonly ExternalAttestation[] },
+): SignedReceipt {
+  return signReceipt('svc.agent_receipt_v1', terminalBody(transition, settlement.receiptId, terminal.mandateDigestHex, terminal.attestations), keyring);
 }
 
 /** The tool call id of the sandbox evidence call that settled an intent: the caller's, else the intent id. */
@@ -219,6 +237,7 @@ export function signSandboxActionReceipt(transition: TerminalTransition & { read
     reservationOutcome: 'none',
     resultDigestHex: toolCall.payloadDigestHex,
     toolCall,
+    externalAttestations: toolCall.externalAttestations,
     nowMs,
   }), keyring);
 }
@@ -232,14 +251,15 @@ export async function issueSpendDecisionReceipt(
   report: { readonly toolCallId?: string | undefined; readonly toolName?: string | undefined },
   nowMs = Date.now(),
 ): Promise<Record<string, unknown>> {
-  const toolCallId = report.toolCallId ?? decision.decisionId;
+  // The call as the completion names it, else as the client named it to /verify, else the decision itself.
+  const toolCallId = report.toolCallId ?? decision.toolCallId ?? decision.decisionId;
   const completedAtMs = decision.completedAt?.getTime() ?? nowMs;
   const body = actionAgentReceiptBody({
     intent,
     toolCallId,
-    toolName: report.toolName ?? decision.operation,
+    toolName: report.toolName ?? decision.toolName ?? decision.operation,
     operation: decision.operation,
-    metadata: undefined,
+    metadata: decision.receiptContext,
     decisionId: decision.decisionId,
     auditId: decision.auditId,
     requestedSpendCents: decision.requestedCents,
@@ -260,34 +280,47 @@ export async function issueSpendDecisionReceipt(
   return receipt.wire;
 }
 
-/** GET /protocol/v2/agent-receipts/{id}: the tenant's agent receipt, or 404 (another tenant's id included). */
-export async function readAgentReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<ReceiptAnswer> {
+async function findAgentReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<StoredReceipt> {
   const stored = await findReceipt(tx, tenantId, 'agent', receiptId.toLowerCase());
   if (!stored) throw new ServiceError('receipt.not_found');
-  return presentStoredReceipt(tx, tenantId, stored, true);
+  return stored;
 }
 
-/** GET /protocol/v2/agent-receipts?intent_id=&tool_call_id= (one receipt) or the paged list. */
+/** GET /protocol/v2/agent-receipts/{id}: the tenant's agent receipt, signed, as issued; 404 for another tenant's id. */
+export async function readAgentReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<SignedArtifact> {
+  return (await findAgentReceipt(tx, tenantId, receiptId)).wire;
+}
+
+/** GET /protocol/v2/agent-receipts/{id}/inclusion-proof: where the receipt stands in the tenant's log. */
+export async function readAgentReceiptInclusionProof(tx: Queryable, tenantId: string, receiptId: string): Promise<ReceiptInclusionProof> {
+  return storedReceiptInclusionProof(tx, tenantId, await findAgentReceipt(tx, tenantId, receiptId));
+}
+
+/**
+ * GET /protocol/v2/agent-receipts. Without `limit` and `cursor`, an `intent_id` asks for one signed receipt, as the
+ * public client asks: with `tool_call_id` that call's action receipt, else the intent-terminal receipt (404 until the
+ * intent is released or refunded). Otherwise a page of summaries, newest first, optionally of one intent or one
+ * tool call.
+ */
 export async function listAgentReceiptPage(
   tx: Queryable,
   tenantId: string,
-  query: { limit: number; intentId?: string | undefined; toolCallId?: string | undefined; cursor?: string | undefined },
+  query: { limit?: number | undefined; intentId?: string | undefined; toolCallId?: string | undefined; cursor?: string | undefined },
 ): Promise<AgentReceiptListAnswer> {
   const intentId = query.intentId?.toLowerCase();
-  // Both named: the one action receipt of that tool call, by its id.
-  if (intentId !== undefined && query.toolCallId !== undefined) {
-    return readAgentReceipt(tx, tenantId, actionReceiptId(intentId, query.toolCallId));
+  if (intentId !== undefined && query.limit === undefined && query.cursor === undefined) {
+    return readAgentReceipt(tx, tenantId, query.toolCallId === undefined ? intentId : actionReceiptId(intentId, query.toolCallId));
   }
+  const limit = query.limit ?? pageSizeDefault;
   const startingAfter = query.cursor?.toLowerCase();
-  const found = await listAgentReceipts(tx, tenantId, { limit: query.limit, intentId, toolCallId: query.toolCallId, startingAfter });
+  const found = await listAgentReceipts(tx, tenantId, { limit, intentId, toolCallId: query.toolCallId, startingAfter });
   if (found.receipts.length === 0 && startingAfter !== undefined && !(await findReceipt(tx, tenantId, 'agent', startingAfter))) {
     throw new ServiceError('receipt.not_found', { details: { cursor: startingAfter } });
   }
-  const items = await Promise.all(found.receipts.map((stored) => presentStoredReceipt(tx, tenantId, stored, false)));
   return {
     object: 'list' as const,
-    items,
-    limit: query.limit,
+    items: found.receipts.map((stored) => summarizeAgentReceipt(tenantId, stored)),
+    limit,
     has_more: found.hasMore,
     next_cursor: found.hasMore ? found.receipts.at(-1)!.receiptId : null,
   };

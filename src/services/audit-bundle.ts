@@ -19,7 +19,8 @@ import {
 } from '../signing/index.ts';
 import { ledgerCheckpointBytes, type LedgerCheckpoint, type LedgerLine } from './ledger-service.ts';
 import { asServiceError } from './pure-error-mapping.ts';
-import { artifactLeafBytes, checkInclusion, checkTreeHead, type SignedTreeHead } from './transparency-log.ts';
+import { logLeafData, merkleLeafHash, type LogLeafFormat } from '../signing/merkle.ts';
+import { artifactLeafBytes, checkInclusion, checkTreeHead, isLogLeafFormat, type SignedTreeHead } from './transparency-log.ts';
 
 export const auditManifestKind = 'svc.audit_export_manifest_v1';
 /** The manifest's `artifact_version`, unsigned beside its core (src/signing/artifact-kinds.ts says why). */
@@ -39,6 +40,9 @@ export interface LogLeafLine {
   readonly kind: string;
   readonly artifact_id: string;
   readonly appended_at: string;
+  /** What the leaf hashes (src/signing/merkle.ts): 1, the artifact's canonical bytes; 2, their SHA-256. Bundles
+   * made before leaves had formats leave it out: all their leaves are of format 1. */
+  readonly leaf_format?: LogLeafFormat;
   readonly leaf_hash: string;
   readonly artifact: unknown;
   readonly inclusion_proof: readonly string[];
@@ -209,8 +213,9 @@ export function verifyAuditBundle(
 }
 
 /**
- * The transparency log's files: the tree head signed by the manifest's key for the manifest's tenant, and each
- * leaf line's artifact signature, leaf hash (recomputed from the artifact) and audit path under that head. Bundles
+ * The transparency log's files: the tree head (of either kind) signed by the manifest's key for the manifest's
+ * tenant, and each leaf line's artifact signature, leaf hash (recomputed from the artifact, by the line's leaf format)
+ * and audit path under that head. Bundles
  * built before the log existed have neither file; a bundle with one of the two is refused.
  */
 function verifyTransparencyFiles(
@@ -249,8 +254,15 @@ function verifyTransparencyFiles(
     const where = `${auditBundlePaths.logLeaves} line ${index + 1}`;
     try {
       const line = JSON.parse(text) as LogLeafLine;
-      const bytes = artifactLeafBytes(line.artifact);
-      const inclusion = checkInclusion(bytes, line.leaf_index, head, line.inclusion_proof);
+      const format = line.leaf_format ?? 1;
+      if (!isLogLeafFormat(format)) {
+        problems.push(`${where}: leaf_format ${JSON.stringify(format)} is not 1 or 2`);
+        continue;
+      }
+      // The leaf is rebuilt from the artifact, never taken from the line: its hash must be the line's too.
+      const leafData = logLeafData(format, artifactLeafBytes(line.artifact));
+      if (bytesToHex(merkleLeafHash(leafData)) !== line.leaf_hash) problems.push(`${where}: leaf_hash is not the hash of the artifact's leaf (format ${format})`);
+      const inclusion = checkInclusion(leafData, line.leaf_index, head, line.inclusion_proof);
       if (inclusion) problems.push(`${where}: ${inclusion}`);
       if ((line.artifact as { tenant_id?: unknown })?.tenant_id !== undefined && (line.artifact as { tenant_id?: unknown }).tenant_id !== tenantId) {
         problems.push(`${where}: the artifact is of another tenant`);

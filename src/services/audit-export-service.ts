@@ -160,6 +160,7 @@ async function transparencyFiles(tx: Queryable, tenantId: string, filter: Normal
     kind: leaf.kind,
     artifact_id: leaf.artifactId,
     appended_at: leaf.appendedAt.toISOString(),
+    leaf_format: leaf.leafFormat,
     leaf_hash: leaf.leafHash.toString('hex'),
     artifact: leaf.artifact,
     inclusion_proof: proofs[index]!,

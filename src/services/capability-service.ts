@@ -16,6 +16,7 @@ import {
   findSpendDecision,
   insertSpendDecision,
   sumSpend,
+  type NewSpendDecision,
   type SpendDecision,
   type SpendOutcome,
 } from '../db/spend-decision-repository.ts';
@@ -51,6 +52,50 @@ export interface VerifyRequest {
   readonly operation: string;
   readonly requestedSpendCents: number;
   readonly currency?: string | undefined;
+  /** What the client says of the guarded call, kept with the decision for the action receipt of its completion. */
+  readonly toolCall?: VerifyToolCall | undefined;
+}
+
+/** The optional fields of /verify that describe the guarded call (docs/capabilities.md). */
+export interface VerifyToolCall {
+  readonly toolCallId?: string | undefined;
+  readonly toolName?: string | undefined;
+  readonly agentSubject?: string | undefined;
+  readonly modelFamily?: string | undefined;
+  readonly configHashHex?: string | undefined;
+  readonly promptHashHex?: string | undefined;
+  readonly vendorId?: string | undefined;
+}
+
+const scopeTokenPattern = /^[a-z0-9][a-z0-9._:/-]{0,127}$/;
+const hex64Pattern = /^[0-9a-f]{64}$/;
+
+/** What the decision keeps of the call: its id and tool, and the agent and vendor under the receipt's field names,
+ * each only when it has the receipt's form (a tool name or model family as a lowercase token, digests as SHA-256 hex). */
+function recordedToolCall(call: VerifyToolCall | undefined): Pick<NewSpendDecision, 'toolCallId' | 'toolName' | 'receiptContext'> {
+  if (call === undefined) return {};
+  const token = (text: string | undefined) => {
+    const value = text?.trim().toLowerCase();
+    return value !== undefined && scopeTokenPattern.test(value) ? value : undefined;
+  };
+  const digest = (text: string | undefined) => {
+    const value = text?.trim().toLowerCase();
+    return value !== undefined && hex64Pattern.test(value) ? value : undefined;
+  };
+  const context = Object.fromEntries(
+    Object.entries({
+      actor_subject: call.agentSubject?.trim() || undefined,
+      model_family: token(call.modelFamily),
+      config_hash_sha256_hex: digest(call.configHashHex),
+      prompt_hash_sha256_hex: digest(call.promptHashHex),
+      vendor_id: token(call.vendorId),
+    }).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return {
+    toolCallId: call.toolCallId?.trim() || undefined,
+    toolName: token(call.toolName),
+    ...(Object.keys(context).length > 0 ? { receiptContext: context } : {}),
+  };
 }
 
 export const normalizeOperation = (operation: string): string => operation.trim().toLowerCase();
@@ -114,6 +159,7 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
     auditId,
     operation,
     requestedCents: request.requestedSpendCents,
+    ...recordedToolCall(request.toolCall),
   });
   return answer(null, remainingCents - requestedCents, decision.decisionId);
 }

@@ -2,18 +2,21 @@
 // settlement receipt of an intent's terminal state, and the terminal effect that issues the settlement receipt and
 // the intent-terminal agent receipt in the settling transaction (no terminal intent without its receipts, no receipt
 // without its ledger posting).
-import type { StoredReceipt as ReceiptAnswer } from '../contracts/protocol.ts';
+import type { ExternalAttestation, ReceiptInclusionProof, SignedArtifact } from '../contracts/protocol.ts';
+import { evidenceAttestationsStatement } from '../db/evidence-repository.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import { latestMandateImportStatement, type MandateImport } from '../db/mandate-import-repository.ts';
-import { findReceipt, findReceiptStatement } from '../db/protocol-receipt-repository.ts';
+import { findReceipt, findReceiptStatement, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import { mandateAttestationKind } from '../engine/decide/attestations.ts';
 import type { AnswerFields, TerminalEffect, TerminalTransition } from '../engine/effects.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
+import { externalAttestationReferenceLengthMax } from '../limits.ts';
 import { recognitionVerifierIdDefault } from '../signing/recognition.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
-import { actionReceiptId, sandboxToolCallIdOf, signSandboxActionReceipt, signTerminalAgentReceipt } from './agent-receipt-service.ts';
-import { presentStoredReceipt, queueReceipts, signReceipt, type SignedReceipt } from './receipt-signing.ts';
+import { actionReceiptId, digestNotReportedHex, sandboxToolCallIdOf, signSandboxActionReceipt, signTerminalAgentReceipt } from './agent-receipt-service.ts';
+import { queueReceipts, signReceipt, storedReceiptInclusionProof, type SignedReceipt } from './receipt-signing.ts';
 
 /** The verifier this deployment names in the receipts it signs (the recognition proofs' default verifier). */
 export const receiptVerifierId = recognitionVerifierIdDefault;
@@ -26,6 +29,11 @@ export function settlementModeOf(intent: Intent): string {
 /** The transport binding of a receipt with no mandate behind it: the protocol default. */
 export const transportBindingDefault = { source_protocol: 'ap2' } as const;
 
+/** What a settlement receipt names as its authorization when no mandate was imported for the intent (the intent's
+ * principal signed it, or for a sandbox guardrail intent the tenant's key created it): the client's verifier takes
+ * neither an empty id nor an empty digest, so the absence has a value, like the agent receipts' unreported digests. */
+export const authorizationReceiptIdNone = 'none';
+
 /** Builds and signs an intent's settlement receipt (its id is the intent id). */
 function signSettlementReceipt(transition: TerminalTransition, mandate: MandateImport | undefined, keyring: GatewayKeyring): SignedReceipt {
   const intent = transition.intent;
@@ -37,8 +45,8 @@ function signSettlementReceipt(transition: TerminalTransition, mandate: MandateI
     tenant_id: intent.tenantId,
     verifier_id: receiptVerifierId,
     transport_binding: mandate?.transportBinding ?? transportBindingDefault,
-    authorization_receipt_id: mandate?.authorizationReceiptId ?? '',
-    mandate_digest_sha256_hex: mandate?.mandateDigestHex ?? '',
+    authorization_receipt_id: mandate?.authorizationReceiptId ?? authorizationReceiptIdNone,
+    mandate_digest_sha256_hex: mandate?.mandateDigestHex ?? digestNotReportedHex,
     harbor_state: intent.state,
     ...(intent.predicatePassed === null ? {} : { predicate_passed: intent.predicatePassed }),
     settlement_rail: intent.settlementRail,
@@ -52,6 +60,26 @@ function signSettlementReceipt(transition: TerminalTransition, mandate: MandateI
 }
 
 /**
+ * The attestations an agent receipt of the intent lists: the imported mandate first (the client's verifier requires
+ * an `agent_mandate_v1` entry with the digest the receipt names in authorization.mandate_digest_sha256_hex), then
+ * what the client attested with the evidence.
+ */
+export function withMandateAttestation(mandate: MandateImport | undefined, attestations: readonly ExternalAttestation[]): ExternalAttestation[] {
+  if (!mandate) return [...attestations];
+  const binding = mandate.transportBinding as { source_protocol?: string; external_authorization_id?: string };
+  const reference = binding.external_authorization_id || mandate.nonce;
+  const entry: ExternalAttestation = {
+    source: binding.source_protocol ?? transportBindingDefault.source_protocol,
+    kind: mandateAttestationKind,
+    digest_sha256_hex: mandate.mandateDigestHex,
+    ...(reference.length <= externalAttestationReferenceLengthMax ? { reference_id: reference } : {}),
+  };
+  // The client may have attested the same mandate itself: listed once.
+  const others = attestations.filter((other) => !(other.kind === entry.kind && other.digest_sha256_hex === entry.digest_sha256_hex));
+  return [entry, ...others];
+}
+
+/**
  * The terminal effect: the settlement receipt, the intent-terminal agent receipt and, when a tool call's evidence
  * settled the intent in this request, that call's action receipt (unless that call has one already). One round
  * trip, for what the receipts refer to (the intent's mandate import, the tool call's receipt); the log appends and
@@ -61,11 +89,22 @@ export const receiptsOnTerminal: TerminalEffect = async (tx, transition, keyring
   const { intent, toolCall } = transition;
   const tenantId = intent.tenantId;
   const mandateStatement = latestMandateImportStatement(tenantId, intent.intentId);
-  const [mandate, existingAction] = toolCall
-    ? await tx.batch([mandateStatement, findReceiptStatement(tenantId, 'agent', actionReceiptId(intent.intentId, sandboxToolCallIdOf(transition)))] as const)
-    : [await tx.run(mandateStatement), undefined];
+  // The evidence's attestations: the call that settles the intent now carries them, else they were stored with the
+  // evidence (confirm); read in the same round trip as the mandate.
+  let mandate: MandateImport | undefined;
+  let existingAction: StoredReceipt | undefined;
+  let attestations: readonly ExternalAttestation[];
+  if (toolCall) {
+    [mandate, existingAction] = await tx.batch([mandateStatement, findReceiptStatement(tenantId, 'agent', actionReceiptId(intent.intentId, sandboxToolCallIdOf(transition)))] as const);
+    attestations = toolCall.externalAttestations;
+  } else {
+    [mandate, attestations] = await tx.batch([mandateStatement, evidenceAttestationsStatement(tenantId, intent.intentId)] as const);
+  }
   const settlement = signSettlementReceipt(transition, mandate, keyring);
-  const terminal = signTerminalAgentReceipt(transition, keyring, settlement);
+  const terminal = signTerminalAgentReceipt(transition, keyring, settlement, {
+    mandateDigestHex: mandate?.mandateDigestHex,
+    attestations: withMandateAttestation(mandate, attestations),
+  });
   const action = toolCall && !existingAction ? signSandboxActionReceipt({ ...transition, toolCall }, keyring) : undefined;
   queueReceipts(tx, tenantId, [
     { receipt: settlement, placement: { family: 'protocol', intentId: intent.intentId } },
@@ -111,10 +150,18 @@ export function authorizationReceiptBody(params: {
   };
 }
 
-/** GET /protocol/v2/receipts/{id}: the tenant's protocol receipt, or 404 (another tenant's id included). */
-export async function readProtocolReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<ReceiptAnswer> {
+async function findProtocolReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<StoredReceipt> {
   const stored = await findReceipt(tx, tenantId, 'protocol', receiptId);
   if (!stored) throw new ServiceError('receipt.not_found');
-  return presentStoredReceipt(tx, tenantId, stored, true);
+  return stored;
 }
 
+/** GET /protocol/v2/receipts/{id}: the tenant's protocol receipt, signed, as issued; 404 for another tenant's id too. */
+export async function readProtocolReceipt(tx: Queryable, tenantId: string, receiptId: string): Promise<SignedArtifact> {
+  return (await findProtocolReceipt(tx, tenantId, receiptId)).wire;
+}
+
+/** GET /protocol/v2/receipts/{id}/inclusion-proof: where the receipt stands in the tenant's log. */
+export async function readProtocolReceiptInclusionProof(tx: Queryable, tenantId: string, receiptId: string): Promise<ReceiptInclusionProof> {
+  return storedReceiptInclusionProof(tx, tenantId, await findProtocolReceipt(tx, tenantId, receiptId));
+}

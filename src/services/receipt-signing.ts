@@ -2,8 +2,16 @@
 // key as an `ed25519-sha256-json-v1` artifact, appended to the tenant's transparency log, stored; and what every
 // receipt verify route does with a received one.
 import { sign } from 'node:crypto';
-import type { ReceiptVerdict, SignedArtifact, StoredReceipt as ReceiptAnswer } from '../contracts/protocol.ts';
-import { insertReceiptUnlessTaken, recordReceiptsStatement, type LoggedReceipt, type NewReceipt, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import type { AgentReceiptSummary, ReceiptInclusionProof, ReceiptVerdict, SignedArtifact } from '../contracts/protocol.ts';
+import {
+  findReceipt,
+  insertReceiptUnlessTaken,
+  recordReceiptsStatement,
+  type LoggedReceipt,
+  type NewReceipt,
+  type ReceiptFamily,
+  type StoredReceipt,
+} from '../db/protocol-receipt-repository.ts';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -11,8 +19,9 @@ import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
 import { artifactKinds, type ArtifactKindName } from '../signing/artifact-kinds.ts';
 import { signArtifactWithBytes, verifyArtifact } from '../signing/artifacts.ts';
 import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
+import { logLeafFormatCurrent } from '../signing/merkle.ts';
 import { asServiceError } from './pure-error-mapping.ts';
-import { appendLeafStatement, assertLeaf, logPositionOf } from './transparency-log.ts';
+import { appendLeafStatement, assertLeaf, inclusionProofOf, latestTreeHead } from './transparency-log.ts';
 
 /** The fields of a signed wire that are not hashed: left out to get back the canonical body. */
 const materialFields = new Set(['signing_algorithm', 'signature_algorithm', 'message_digest_sha256_hex', 'signed_payload_sha256_hex',
@@ -86,7 +95,7 @@ export async function recordReceipts(
   tenantId: string,
   receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
 ): Promise<number[]> {
-  return tx.run(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt)));
+  return tx.run(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt), logLeafFormatCurrent));
 }
 
 /**
@@ -100,7 +109,7 @@ export function queueReceipts(
   tenantId: string,
   receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
 ): void {
-  if (receipts.length > 0) tx.beforeCommit(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt)));
+  if (receipts.length > 0) tx.beforeCommit(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt), logLeafFormatCurrent));
 }
 
 /** Appends one receipt and stores it at once; false when a receipt of its family already has the id, and the caller
@@ -110,20 +119,43 @@ export async function recordReceiptNow(tx: Queryable, tenantId: string, receipt:
   return insertReceiptUnlessTaken(tx, tenantId, newReceiptRow(receipt, placement, leafIndex));
 }
 
-/** A stored receipt as the read routes answer it: the wire under `receipt`, with its place in the log and, once a
- * signed tree head covers it, the inclusion proof against that head. */
-export async function presentStoredReceipt(tx: Queryable, tenantId: string, stored: StoredReceipt, withProof: boolean): Promise<ReceiptAnswer> {
-  const position = withProof && stored.leafIndex !== null ? await logPositionOf(tx, tenantId, stored.leafIndex) : undefined;
+/**
+ * The inclusion proof of a stored receipt under the latest signed tree head, in the public client's format; 404
+ * `merkle.inclusion_pending` (with the latest signed size) until the tree-head pass has covered its leaf, which takes
+ * a few seconds after the receipt is issued.
+ */
+export async function storedReceiptInclusionProof(tx: Queryable, tenantId: string, stored: StoredReceipt): Promise<ReceiptInclusionProof> {
+  // Every receipt is stored with its leaf; a null index is a row this service never wrote.
+  if (stored.leafIndex === null) throw new Error(`receipt ${stored.receiptId} has no transparency log leaf`);
+  const proof = await inclusionProofOf(tx, tenantId, stored.leafIndex, stored.receiptId);
+  if (proof !== null) return proof;
+  const head = await latestTreeHead(tx, tenantId);
+  throw new ServiceError('merkle.inclusion_pending', { details: { leaf_index: stored.leafIndex, signed_tree_size: head?.tree_size ?? 0 } });
+}
+
+/** A stored agent receipt as a list shows it: the fields a lister reads at a glance, and the signed receipt. */
+export function summarizeAgentReceipt(tenantId: string, stored: StoredReceipt): AgentReceiptSummary {
   return {
     kind: stored.kind,
     receipt_id: stored.receiptId,
     tenant_id: tenantId,
-    ...(stored.scope === null ? {} : { scope: stored.scope }),
+    // Agent receipts are stored with their scope (the family's CHECK).
+    scope: stored.scope!,
     intent_id: stored.intentId,
-    receipt: stored.wire,
+    tool_call_id: stored.toolCallId,
+    message_digest_sha256_hex: String(stored.wire.message_digest_sha256_hex),
+    created_at: stored.issuedAt.toISOString(),
     leaf_index: stored.leafIndex,
-    ...(withProof ? { inclusion_proof: position ?? null } : {}),
+    receipt: stored.wire,
   };
+}
+
+/** The signed wire of the tenant's stored receipt of `family` named `receiptId` (a verify body `{receipt_id}`); 404
+ * `receipt.not_found` when the tenant has none of that id, another tenant's included. */
+export async function storedReceiptWire(tx: Queryable, tenantId: string, family: ReceiptFamily, receiptId: string): Promise<SignedArtifact> {
+  const stored = await findReceipt(tx, tenantId, family, receiptId.trim().toLowerCase());
+  if (!stored) throw new ServiceError('receipt.not_found');
+  return stored.wire;
 }
 
 /** Codes of a `valid: false` verdict: each says what is wrong with the artifact (not with the call). */
@@ -194,7 +226,7 @@ export function deploymentKeyTrust(keyring: GatewayKeyring): (signingPublicKeyHe
   };
 }
 
-/** The answer of a receipt verify route. */
+/** The answer of a receipt verify route (`wire` is the receipt as received, or as stored when named by id). */
 export function verdictAnswer(verdict: ArtifactVerdict, wire: unknown): ReceiptVerdict {
   if (!verdict.valid) {
     return { valid: false, code: verdict.code, message: verdict.message ?? errorCatalogue[verdict.code].message, ...(verdict.details ? { details: verdict.details } : {}) };

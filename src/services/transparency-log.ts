@@ -2,18 +2,22 @@
 // RFC 6962 leaves inside the transaction that issues them; a periodic pass (publishTreeHeads) stores the new perfect
 // subtrees and signs one tree head per tenant with new leaves; proofs are read from the stored subtrees.
 import type { SignedTreeHead as SignedTreeHeadContract } from '../contracts/ledger.ts';
-import type { LogPosition as LogPositionContract } from '../contracts/protocol.ts';
+import type { ReceiptInclusionProof } from '../contracts/protocol.ts';
 import type { Database, Queryable, Statement } from '../infra/database.ts';
 import { sign } from 'node:crypto';
 import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
 import { logArtifactIdLengthMax, treeHeadLeavesPerPassMax, treeHeadTenantsPerPassMax } from '../limits.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { canonicalArtifactBytes, signArtifact, verifyArtifact } from '../signing/artifacts.ts';
+import { sha256 } from '../signing/digests.ts';
 import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
 import { bytesToHex } from '../signing/encoding.ts';
 import {
   consistencyProof,
   inclusionProof,
+  logLeafData,
+  logLeafFormatCurrent,
+  logLeafFormats,
   merkleLeafHash,
   merkleRoot,
   newPerfectNodes,
@@ -21,13 +25,24 @@ import {
   perfectSubtreeHasher,
   verifyConsistency,
   verifyInclusion,
+  type LogLeafFormat,
   type SubtreeHasher,
 } from '../signing/merkle.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
 import { asServiceError } from './pure-error-mapping.ts';
 
-export const treeHeadKind = 'svc.transparency_tree_head_v1';
+/** The kind of the signed tree heads the pass signs: the public client's format. */
+export const treeHeadKind = 'svc.agent_receipt_transparency_sth_v1';
+/** The kind of the heads signed before the change, which stay in the logs that have them and keep verifying. */
+export const legacyTreeHeadKind = 'svc.transparency_tree_head_v1';
+const treeHeadKinds: readonly string[] = [treeHeadKind, legacyTreeHeadKind];
+
+/** An inclusion proof of a leaf that hashes the artifact's message digest (the client's format). */
+export const inclusionProofKind = 'svc.agent_receipt_transparency_inclusion_proof_v1';
+/** An inclusion proof of a leaf appended before the change, which hashes the artifact's canonical bytes. */
+export const legacyInclusionProofKind = 'svc.transparency_inclusion_proof_v1';
+const inclusionProofKindOf = (format: LogLeafFormat) => (format === 2 ? inclusionProofKind : legacyInclusionProofKind);
 
 export interface LogLeaf {
   /** The artifact's kind, e.g. 'svc.protocol_settlement_receipt_v1'. */
@@ -38,15 +53,15 @@ export interface LogLeaf {
   readonly canonicalBytes: Uint8Array;
   /** The full signed artifact JSON as served (kept for proofs and exports). */
   readonly artifact: unknown;
+  /** What the leaf hashes (src/signing/merkle.ts); the current format when absent. */
+  readonly format?: LogLeafFormat;
 }
 
-/** A signed tree head as served: the signed fields in their order, then the signature material. */
 /** A signed tree head as its route answers it: the contract's type (src/contracts/ledger.ts), not a second copy. */
 export type SignedTreeHead = SignedTreeHeadContract;
 
-/** Where a leaf stands in the tenant's log: the contract's shape (src/contracts/protocol.ts), with the tree head
- * typed as the signed head it is (the contract declares it as any signed artifact). */
-export type LogPosition = Omit<LogPositionContract, 'tree_head'> & { readonly tree_head: SignedTreeHead | null };
+/** The root a signed head commits to, lowercase hex, whichever kind it is. */
+export const treeHeadRootHex = (head: SignedTreeHead): string => ('root_hash_sha256_hex' in head ? head.root_hash_sha256_hex : head.root_hash);
 
 const kindPattern = /^[a-z0-9][a-z0-9._]{0,127}$/;
 
@@ -60,15 +75,18 @@ const kindPattern = /^[a-z0-9][a-z0-9._]{0,127}$/;
 export function appendLeafStatement(tenantId: string, leaf: LogLeaf): Statement<{ leafIndex: number }> {
   assertLeaf(leaf);
   const bytes = Buffer.from(leaf.canonicalBytes.buffer, leaf.canonicalBytes.byteOffset, leaf.canonicalBytes.byteLength);
+  const format = leaf.format ?? logLeafFormatCurrent;
   return {
     text: `WITH head AS (
              INSERT INTO transparency_log_heads AS h (tenant_id, tree_size) VALUES ($1, 1)
              ON CONFLICT (tenant_id) DO UPDATE SET tree_size = h.tree_size + 1, updated_at = now()
              RETURNING h.tree_size - 1 AS leaf_index)
-           INSERT INTO transparency_log_leaves (tenant_id, leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, artifact)
-           SELECT $1, leaf_index, $2, $3, $4, $5, $6::jsonb FROM head
+           INSERT INTO transparency_log_leaves (tenant_id, leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, artifact, leaf_format)
+           SELECT $1, leaf_index, $2, $3, $4, $5, $6::jsonb, $7 FROM head
            RETURNING leaf_index`,
-    values: [tenantId, leaf.kind, leaf.artifactId, bytes, Buffer.from(merkleLeafHash(leaf.canonicalBytes)), JSON.stringify(leaf.artifact)],
+    values: [
+      tenantId, leaf.kind, leaf.artifactId, bytes, Buffer.from(merkleLeafHash(logLeafData(format, leaf.canonicalBytes))), JSON.stringify(leaf.artifact), format,
+    ],
     read: ({ rows }) => ({ leafIndex: safeIntegerOf(String(rows[0].leaf_index), 'transparency log: leaf_index') }),
   };
 }
@@ -97,17 +115,22 @@ export interface StoredLeaf {
   readonly artifactId: string;
   readonly canonicalBytes: Buffer;
   readonly leafHash: Buffer;
+  readonly leafFormat: LogLeafFormat;
   readonly artifact: unknown;
   readonly appendedAt: Date;
 }
 
+function latestTreeHeadStatement(tenantId: string): Statement<SignedTreeHead | null> {
+  return {
+    text: 'SELECT tree_head FROM transparency_tree_heads WHERE tenant_id = $1 ORDER BY tree_size DESC LIMIT 1',
+    values: [tenantId],
+    read: ({ rows }) => (rows[0] as { tree_head: SignedTreeHead } | undefined)?.tree_head ?? null,
+  };
+}
+
 /** The tenant's latest signed tree head, or null before its first. */
 export async function latestTreeHead(tx: Queryable, tenantId: string): Promise<SignedTreeHead | null> {
-  const { rows } = await tx.query<{ tree_head: SignedTreeHead }>(
-    'SELECT tree_head FROM transparency_tree_heads WHERE tenant_id = $1 ORDER BY tree_size DESC LIMIT 1',
-    [tenantId],
-  );
-  return rows[0]?.tree_head ?? null;
+  return tx.run(latestTreeHeadStatement(tenantId));
 }
 
 /** The signed head of exactly `treeSize` leaves, when one was published. */
@@ -128,12 +151,16 @@ export async function treeHeadAsOf(tx: Queryable, tenantId: string, at: Date): P
   return rows[0]?.tree_head ?? null;
 }
 
+function leafAtStatement(tenantId: string, leafIndex: number): Statement<StoredLeaf | null> {
+  return {
+    text: `SELECT ${leafColumns} FROM transparency_log_leaves WHERE tenant_id = $1 AND leaf_index = $2`,
+    values: [tenantId, leafIndex],
+    read: ({ rows }) => (rows[0] ? toLeaf(rows[0] as StoredLeafRow) : null),
+  };
+}
+
 export async function leafAt(tx: Queryable, tenantId: string, leafIndex: number): Promise<StoredLeaf | null> {
-  const { rows } = await tx.query<StoredLeafRow>(`SELECT ${leafColumns} FROM transparency_log_leaves WHERE tenant_id = $1 AND leaf_index = $2`, [
-    tenantId,
-    leafIndex,
-  ]);
-  return rows[0] ? toLeaf(rows[0]) : null;
+  return tx.run(leafAtStatement(tenantId, leafIndex));
 }
 
 /** Which leaves an audit export takes: appended in [from, to) (a bound open when absent), about `intentId` when
@@ -158,12 +185,29 @@ export async function leavesInWindow(tx: Queryable, tenantId: string, window: Le
   return rows.map(toLeaf);
 }
 
-/** Where leaf `leafIndex` stands: the latest head and, when that head covers the leaf, its audit path. */
-export async function logPositionOf(tx: Queryable, tenantId: string, leafIndex: number): Promise<LogPosition> {
-  const head = await latestTreeHead(tx, tenantId);
-  if (head === null || head.tree_size <= leafIndex) return { leaf_index: leafIndex, tree_head: null, inclusion_proof: null };
-  const proof = await readInclusionProof(tx, tenantId, leafIndex, head.tree_size);
-  return { leaf_index: leafIndex, tree_head: head, inclusion_proof: proof };
+/**
+ * The inclusion proof of leaf `leafIndex` (an artifact named `receiptId`) under the latest signed head, in the public
+ * client's format (docs/protocol.md#inclusion-proofs); null until a head covers the leaf.
+ */
+export async function inclusionProofOf(tx: Queryable, tenantId: string, leafIndex: number, receiptId: string): Promise<ReceiptInclusionProof | null> {
+  const [head, leaf] = await tx.batch([latestTreeHeadStatement(tenantId), leafAtStatement(tenantId, leafIndex)] as const);
+  // A receipt names its own leaf, appended with it: a receipt without one is corruption, not input.
+  if (leaf === null) throw new Error(`transparency log: leaf ${leafIndex} of a stored receipt is missing`);
+  if (head === null || head.tree_size <= leafIndex) return null;
+  const path = await readInclusionProof(tx, tenantId, leafIndex, head.tree_size);
+  return {
+    kind: inclusionProofKindOf(leaf.leafFormat),
+    schema_version: 1,
+    tenant_id: tenantId,
+    receipt_id: receiptId,
+    message_digest_sha256_hex: bytesToHex(sha256(leaf.canonicalBytes)),
+    leaf_index: leafIndex,
+    tree_size: head.tree_size,
+    leaf_hash_sha256_hex: leaf.leafHash.toString('hex'),
+    audit_path_sha256_hex: path,
+    root_hash_sha256_hex: treeHeadRootHex(head),
+    tree_head: head,
+  };
 }
 
 /** The audit path of `leafIndex` in the tree of `treeSize` leaves; `treeSize` must not pass the latest head. */
@@ -283,26 +327,26 @@ async function growAndSign(tx: Queryable, keyring: GatewayKeyring, tenantId: str
   await tx.query(
     `INSERT INTO transparency_tree_heads (tenant_id, tree_size, root_hash, issued_at, key_id, tree_head)
      VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
-    [tenantId, newSize, Buffer.from(root), head.issued_at, head.key_id, JSON.stringify(head)],
+    [tenantId, newSize, Buffer.from(root), head.issued_at, keyring.active.kid, JSON.stringify(head)],
   );
 }
 
-/** Signs a tree head with the gateway's active key (kind svc.transparency_tree_head_v1). */
+/** Signs a tree head with the gateway's active key, in the public client's format (kind
+ * svc.agent_receipt_transparency_sth_v1); the key is named by its public key, which the JWKS and the signing-keys
+ * document publish. */
 export function signTreeHead(
   keyring: GatewayKeyring,
   head: { tenantId: string; treeSize: number; rootHash: Uint8Array; issuedAt: Date },
 ): SignedTreeHead {
-  const key = keyring.active;
   return signArtifact(
     treeHeadKind,
     {
       tenant_id: head.tenantId,
       tree_size: head.treeSize,
-      root_hash: bytesToHex(head.rootHash),
+      root_hash_sha256_hex: bytesToHex(head.rootHash),
       issued_at: formatRfc3339SecondsUtc(head.issuedAt.getTime()),
-      key_id: key.kid,
     },
-    gatewayKeySigner(key),
+    gatewayKeySigner(keyring.active),
   ) as unknown as SignedTreeHead;
 }
 
@@ -315,7 +359,7 @@ function gatewayKeySigner(key: GatewayKey): Ed25519Signer {
 
 // ---- Row mapping ----
 
-const leafColumns = 'leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, artifact, appended_at';
+const leafColumns = 'leaf_index, kind, artifact_id, canonical_bytes, leaf_hash, leaf_format, artifact, appended_at';
 
 interface StoredLeafRow {
   leaf_index: string;
@@ -323,6 +367,7 @@ interface StoredLeafRow {
   artifact_id: string;
   canonical_bytes: Buffer;
   leaf_hash: Buffer;
+  leaf_format: number;
   artifact: unknown;
   appended_at: Date;
 }
@@ -334,6 +379,7 @@ function toLeaf(row: StoredLeafRow): StoredLeaf {
     artifactId: row.artifact_id,
     canonicalBytes: row.canonical_bytes,
     leafHash: row.leaf_hash,
+    leafFormat: row.leaf_format as LogLeafFormat,
     artifact: row.artifact,
     appendedAt: row.appended_at,
   };
@@ -355,45 +401,73 @@ export function trustedKeysFromJwks(jwks: unknown): string[] {
     .map((key) => Buffer.from(key.x, 'base64url').toString('hex'));
 }
 
-/** The signed canonical bytes of a signed artifact (what its digest covers, and what its log leaf hashes). */
+/** The signed canonical bytes of a signed artifact (what its digest covers, and what its log leaf is made of). */
 export function artifactLeafBytes(wire: unknown, trustedKeysHex?: readonly string[]): Uint8Array {
   const verified = verifyArtifact(wire, trustedKeysHex && trustedKeysHex.length > 0 ? { trustedPublicKeys: trustedKeysHex } : {});
   return canonicalArtifactBytes(verified.body);
 }
 
-/** A tree head's own checks: kind, signature, and (when keys are given) a trusted signer. */
+export const isLogLeafFormat = (value: unknown): value is LogLeafFormat => logLeafFormats.includes(value as LogLeafFormat);
+
+/** A tree head's own checks: kind (either kind of head), signature, and (when keys are given) a trusted signer. */
 export function checkTreeHead(head: unknown, trustedKeysHex: readonly string[] | undefined, label: string): LogProblem {
   try {
     const verified = verifyArtifact(head, trustedKeysHex && trustedKeysHex.length > 0 ? { trustedPublicKeys: trustedKeysHex } : {});
-    if (verified.kind !== treeHeadKind) return `${label} is a ${verified.kind}, not a tree head`;
+    if (!treeHeadKinds.includes(verified.kind)) return `${label} is a ${verified.kind}, not a tree head`;
     return null;
   } catch (error) {
     return `${label} does not verify: ${describeError(error)}`;
   }
 }
 
-/** Whether the leaf of `leafBytes` sits at `leafIndex` under `head`, by the audit path `proofHex`. */
-export function checkInclusion(leafBytes: Uint8Array, leafIndex: number, head: SignedTreeHead, proofHex: unknown): LogProblem {
-  if (!Array.isArray(proofHex) || !proofHex.every((node) => typeof node === 'string' && hexHashPattern.test(node))) {
-    return 'the inclusion proof is not a list of 64-digit lowercase hex hashes';
-  }
+const isHashList = (value: unknown): value is string[] => Array.isArray(value) && value.every((node) => typeof node === 'string' && hexHashPattern.test(node));
+
+/** Whether the leaf whose data are `leafData` (src/signing/merkle.ts, logLeafData) sits at `leafIndex` under `head`,
+ * by the audit path `proofHex`. */
+export function checkInclusion(leafData: Uint8Array, leafIndex: number, head: SignedTreeHead, proofHex: unknown): LogProblem {
+  if (!isHashList(proofHex)) return 'the inclusion proof is not a list of 64-digit lowercase hex hashes';
   if (!Number.isSafeInteger(leafIndex) || leafIndex < 0) return 'the leaf index is not a non-negative integer';
   if (leafIndex >= head.tree_size) return `leaf ${leafIndex} is not under the tree head of ${head.tree_size} leaves`;
-  const ok = verifyInclusion(leafIndex, head.tree_size, merkleLeafHash(leafBytes), proofHex.map(hexToHash), hexToHash(head.root_hash));
+  const ok = verifyInclusion(leafIndex, head.tree_size, merkleLeafHash(leafData), proofHex.map(hexToHash), hexToHash(treeHeadRootHex(head)));
   return ok ? null : `the inclusion proof of leaf ${leafIndex} does not lead to the root of the tree head of ${head.tree_size} leaves`;
 }
 
-/** Whether `newer` extends `older` (same tenant; equal sizes need equal roots; else the consistency proof holds). */
+/**
+ * An inclusion-proof document (GET …/inclusion-proof, docs/protocol.md#inclusion-proofs) against the receipt it is
+ * about, whose signed canonical bytes are `canonicalBytes`: its kind says what the leaf hashes, the receipt id and
+ * message digest must be the receipt's, the leaf hash is recomputed from the receipt (never taken from the
+ * document), and the audit path must lead to the root the document and its tree head name. The head's own signature
+ * is checked by the caller, with its keys.
+ */
+export function checkInclusionProofDocument(document: unknown, receipt: Record<string, unknown>, canonicalBytes: Uint8Array): LogProblem {
+  const proof = document as Partial<ReceiptInclusionProof> | null;
+  if (typeof proof !== 'object' || proof === null) return 'the inclusion proof is not a JSON object';
+  const format: LogLeafFormat | undefined = proof.kind === inclusionProofKind ? 2 : proof.kind === legacyInclusionProofKind ? 1 : undefined;
+  if (format === undefined) return `the inclusion proof has kind ${JSON.stringify(proof.kind)}, not ${inclusionProofKind} or ${legacyInclusionProofKind}`;
+  if (proof.schema_version !== 1) return `the inclusion proof has schema_version ${JSON.stringify(proof.schema_version)}, not 1`;
+  const head = proof.tree_head;
+  if (typeof head !== 'object' || head === null) return 'the inclusion proof has no tree head';
+  const digestHex = bytesToHex(sha256(canonicalBytes));
+  if (proof.receipt_id !== receipt.receipt_id) return `the inclusion proof is about receipt ${String(proof.receipt_id)}, not ${String(receipt.receipt_id)}`;
+  if (proof.message_digest_sha256_hex !== digestHex) return "the inclusion proof's message digest is not the receipt's";
+  if (proof.tenant_id !== receipt.tenant_id || head.tenant_id !== receipt.tenant_id) return `the inclusion proof or its head is of another tenant than the receipt's (${String(receipt.tenant_id)})`;
+  if (proof.tree_size !== head.tree_size) return `the inclusion proof names ${String(proof.tree_size)} leaves, its tree head ${head.tree_size}`;
+  if (proof.root_hash_sha256_hex !== treeHeadRootHex(head)) return "the inclusion proof's root is not its tree head's root";
+  const leafData = logLeafData(format, canonicalBytes);
+  if (proof.leaf_hash_sha256_hex !== bytesToHex(merkleLeafHash(leafData))) return `the inclusion proof's leaf hash is not the receipt's leaf (format ${format})`;
+  return checkInclusion(leafData, proof.leaf_index ?? Number.NaN, head, proof.audit_path_sha256_hex);
+}
+
+/** Whether `newer` extends `older` (same tenant; equal sizes need equal roots; else the consistency proof holds).
+ * The heads may be of either kind: a head of the earlier kind and one of the current kind are roots of one tree. */
 export function checkConsistency(older: SignedTreeHead, newer: SignedTreeHead, proofHex: unknown): LogProblem {
   if (older.tenant_id !== newer.tenant_id) return `the tree heads belong to different tenants (${older.tenant_id}, ${newer.tenant_id})`;
   if (older.tree_size === newer.tree_size) {
-    return older.root_hash === newer.root_hash ? null : `two tree heads of ${older.tree_size} leaves have different roots: the log was rewritten`;
+    return treeHeadRootHex(older) === treeHeadRootHex(newer) ? null : `two tree heads of ${older.tree_size} leaves have different roots: the log was rewritten`;
   }
   if (older.tree_size > newer.tree_size) return checkConsistency(newer, older, proofHex);
-  if (!Array.isArray(proofHex) || !proofHex.every((node) => typeof node === 'string' && hexHashPattern.test(node))) {
-    return 'the consistency proof is not a list of 64-digit lowercase hex hashes';
-  }
-  const ok = verifyConsistency(older.tree_size, newer.tree_size, hexToHash(older.root_hash), hexToHash(newer.root_hash), proofHex.map(hexToHash));
+  if (!isHashList(proofHex)) return 'the consistency proof is not a list of 64-digit lowercase hex hashes';
+  const ok = verifyConsistency(older.tree_size, newer.tree_size, hexToHash(treeHeadRootHex(older)), hexToHash(treeHeadRootHex(newer)), proofHex.map(hexToHash));
   return ok ? null : `the tree of ${newer.tree_size} leaves does not extend the tree of ${older.tree_size} leaves: the log was rewritten`;
 }
 

@@ -32,7 +32,8 @@ export type FieldSpec =
       readonly format?: StringFormat;
       readonly values?: readonly string[];
       readonly nonEmpty?: boolean;
-      /** `""` is accepted besides the format (a settlement receipt of an intent no mandate was imported for). */
+      /** `""` is accepted besides the format: settlement receipts of intents without a mandate were first issued
+       * with `""` there, and still verify (new ones name no mandate with `none` and 64 zeros). */
       readonly emptyAllowed?: boolean;
     }
   | { readonly name: string; readonly type: 'integer'; readonly presence?: Presence; readonly min?: number }
@@ -54,7 +55,9 @@ export interface ArtifactKind {
   readonly schemaVersions: readonly number[];
   /** Hashed fields in their fixed order (the algorithm field included only where the kind hashes it). */
   readonly fields: readonly FieldSpec[];
-  /** `signature_algorithm` is hashed (recognition proofs); `signing_algorithm` is not (all others). */
+  /** The field naming the algorithm. It is hashed when `fields` lists it (a recognition proof's
+   * `signature_algorithm`, a transparency tree head's `signing_algorithm`), and rides beside the hashed fields
+   * otherwise (every other kind's `signing_algorithm`). */
   readonly algorithmField: 'signature_algorithm' | 'signing_algorithm';
   readonly digestField: 'message_digest_sha256_hex' | 'signed_payload_sha256_hex';
   /** Go `encoding/json` HTML escaping of `&`, `<`, `>` and U+2028/U+2029. */
@@ -389,8 +392,9 @@ const auditExportManifest: ArtifactKind = {
   ],
 };
 
-/** A signed tree head of a tenant's transparency log (docs/protocol.md#transparency-log): the gateway's key
- * commits to the root of the first `tree_size` leaves. */
+/** A signed tree head of a tenant's transparency log as this service signed them first
+ * (docs/protocol.md#transparency-log): the gateway's key commits to the root of the first `tree_size` leaves. Heads of
+ * this kind stay in the logs that have them and keep verifying; new heads are of the next kind. */
 const transparencyTreeHead: ArtifactKind = {
   kind: 'svc.transparency_tree_head_v1',
   schemaVersions: [1],
@@ -408,9 +412,37 @@ const transparencyTreeHead: ArtifactKind = {
   ],
 };
 
+/** A signed tree head in the public client's format, the kind the tree-head pass signs now: `kind` first, and the
+ * algorithm hashed as the last field. */
+const agentReceiptTransparencyTreeHead: ArtifactKind = {
+  kind: 'svc.agent_receipt_transparency_sth_v1',
+  schemaVersions: [1],
+  algorithmField: 'signing_algorithm',
+  digestField: 'message_digest_sha256_hex',
+  htmlEscape: false,
+  fields: [
+    { name: 'kind', type: 'const', value: 'svc.agent_receipt_transparency_sth_v1' },
+    { name: 'schema_version', type: 'const', value: 1 },
+    { name: 'tenant_id', type: 'string', format: 'tenant_id' },
+    { name: 'tree_size', type: 'integer', min: 1 },
+    { name: 'root_hash_sha256_hex', type: 'string', format: 'hex64' },
+    { name: 'issued_at', type: 'string', format: 'rfc3339_seconds' },
+    { name: 'signing_algorithm', type: 'const', value: artifactSignatureAlgorithm },
+  ],
+};
+
 /** The allow-list of kinds: anything else is `artifact.kind_unknown`. */
 export const artifactKinds: ReadonlyMap<string, ArtifactKind> = new Map(
-  [recognitionProof, agentMandate, protocolAuthorizationReceipt, protocolSettlementReceipt, agentReceipt, auditExportManifest, transparencyTreeHead].map(
+  [
+    recognitionProof,
+    agentMandate,
+    protocolAuthorizationReceipt,
+    protocolSettlementReceipt,
+    agentReceipt,
+    auditExportManifest,
+    transparencyTreeHead,
+    agentReceiptTransparencyTreeHead,
+  ].map(
     (kind) => [kind.kind, kind],
   ),
 );
@@ -422,4 +454,5 @@ export type ArtifactKindName =
   | 'svc.protocol_settlement_receipt_v1'
   | 'svc.agent_receipt_v1'
   | 'svc.audit_export_manifest_v1'
-  | 'svc.transparency_tree_head_v1';
+  | 'svc.transparency_tree_head_v1'
+  | 'svc.agent_receipt_transparency_sth_v1';

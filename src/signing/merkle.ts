@@ -10,6 +10,22 @@ export function merkleLeafHash(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(createHash('sha256').update(leafPrefix).update(bytes).digest());
 }
 
+/**
+ * What a transparency-log leaf hashes (docs/protocol.md#transparency-log), by the format recorded with the leaf:
+ * 1, the artifact's signed canonical bytes (the log's first leaves); 2, the 32-byte SHA-256 digest of those bytes,
+ * its `message_digest_sha256_hex` (every leaf since, the public client's rule). One tree holds both: a leaf's hash
+ * never changes once appended, so the roots and proofs of the older leaves stay what they were.
+ */
+export type LogLeafFormat = 1 | 2;
+export const logLeafFormats: readonly LogLeafFormat[] = [1, 2];
+/** The format of every leaf appended now. */
+export const logLeafFormatCurrent: LogLeafFormat = 2;
+
+/** The bytes a leaf of `format` hashes, from the artifact's signed canonical bytes. */
+export function logLeafData(format: LogLeafFormat, canonicalBytes: Uint8Array): Uint8Array {
+  return format === 1 ? canonicalBytes : new Uint8Array(createHash('sha256').update(canonicalBytes).digest());
+}
+
 /** SHA-256(0x01 ‖ left ‖ right): an interior node's hash. */
 export function merkleNodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
   return new Uint8Array(createHash('sha256').update(nodePrefix).update(left).update(right).digest());

@@ -69,14 +69,17 @@ beforeAll(async () => {
   await app.database.tenant(a.tenantId, (tx) => appendLeaf(tx, a.tenantId, {
     kind: 'svc.protocol_settlement_receipt_v1', artifactId: 'log-leaf-of-a', canonicalBytes: new Uint8Array([1, 2, 3]), artifact: { of: a.tenantId },
   }));
-  await publishTreeHeads(app.database, app.gatewayKeys);
   secrets.logLeaf = 'log-leaf-of-a';
-  // A settled sandbox intent: its settlement receipt, its intent-terminal and action agent receipts.
+  // A settled sandbox intent: its settlement receipt, its intent-terminal and action agent receipts, under a head.
   secrets.settledIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
   const settled = await asA('POST', `/v1/sandbox/guardrails/${secrets.settledIntent}/evidence`, { payload: {}, metadata: { tool_call_id: 'call-of-a' } });
   secrets.actionReceipt = settled.agent_receipt.receipt_id;
-  receiptsOfA.settlement = (await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}`)).receipt;
+  await publishTreeHeads(app.database, app.gatewayKeys);
+  receiptsOfA.settlement = await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}`);
   receiptsOfA.agent = settled.agent_receipt;
+  // A can read the proofs B must not.
+  secrets.receiptDigest = receiptsOfA.settlement!.message_digest_sha256_hex as string;
+  secrets.rootOfA = (await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}/inclusion-proof`)).root_hash_sha256_hex;
 });
 
 afterAll(async () => {
@@ -130,7 +133,9 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   // A's payee as an operator: B has no history of it, whatever A has (test/standing/standing.test.ts settles both).
   'GET /reputation/:operator_did': () => [`/reputation/${encodeURIComponent(payee.did)}`, undefined],
   'GET /protocol/v2/receipts/:receipt_id': () => [`/protocol/v2/receipts/${secrets.settledIntent}`, undefined],
+  'GET /protocol/v2/receipts/:receipt_id/inclusion-proof': () => [`/protocol/v2/receipts/${secrets.settledIntent}/inclusion-proof`, undefined],
   'GET /protocol/v2/agent-receipts/:receipt_id': () => [`/protocol/v2/agent-receipts/${secrets.actionReceipt}`, undefined],
+  'GET /protocol/v2/agent-receipts/:receipt_id/inclusion-proof': () => [`/protocol/v2/agent-receipts/${secrets.actionReceipt}/inclusion-proof`, undefined],
   'GET /protocol/v2/a2a/task-contracts/:contract_id': () => [`/protocol/v2/a2a/task-contracts/${secrets.intent}`, undefined],
   // B imports a mandate of its own for A's intent: the intent is not found (B is a sandbox tenant, so its keys are
   // taken on first use and the mandate and proof verify).
@@ -192,7 +197,7 @@ const notCrossTenant = new Set([
   // foreign intent id through a tool is covered in test/mcp/mcp-endpoint.test.ts.
   'POST /mcp', 'GET /mcp', 'DELETE /mcp',
   // Public discovery documents: the same for everyone, naming no tenant.
-  'GET /.well-known/agent-card.json', 'GET /.well-known/agent-receipt-v1.json',
+  'GET /.well-known/agent-card.json', 'GET /.well-known/agent-receipt-v1.json', 'GET /.well-known/agent-receipt-signing-keys.json',
   // Device login: the device's two routes are public and name no tenant; the approval routes take only a session
   // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
   // person is covered in test/gateway/device-login.test.ts.
@@ -252,6 +257,20 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
       // 404 page (test/console/security.test.ts).
       expect(notCrossTenant.has(route) || / \/console(\/|$)/.test(route), `no cross-tenant case for ${route}`).toBe(true);
     }
+  }
+  // A's receipts named by id, as the client asks for them, are not found for B either: by intent (the terminal
+  // receipt), by intent and tool call, and to the verify routes.
+  const byName: Array<[string, string, object | undefined]> = [
+    ['GET', `/protocol/v2/agent-receipts?intent_id=${secrets.settledIntent}`, undefined],
+    ['GET', `/protocol/v2/agent-receipts?intent_id=${secrets.settledIntent}&tool_call_id=call-of-a`, undefined],
+    ['POST', '/protocol/v2/receipts/verify', { receipt_id: secrets.settledIntent }],
+    ['POST', '/protocol/v2/agent-receipts/verify', { receipt_id: secrets.actionReceipt }],
+  ];
+  for (const [method, url, payload] of byName) {
+    const response = await asB(method, url, payload);
+    expect(response.statusCode, `${method} ${url}: ${response.body}`).toBe(404);
+    expect(response.json().error.code).toBe('receipt.not_found');
+    for (const secret of leaks.filter((value) => value !== secrets.settledIntent && value !== secrets.actionReceipt)) expect(response.body).not.toContain(secret);
   }
   // A's resources are untouched.
   expect((await app.inject({ url: `/harbor/intents/${secrets.intent}`, headers: bearer(a.adminKey) })).json().state).toBe('funded');

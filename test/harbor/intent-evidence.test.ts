@@ -85,6 +85,8 @@ describe('GET /harbor/intents/{id}/evidence', () => {
       outcome: 'pass',
       predicate_passed: true,
       predicate_evaluation: recorded.json().predicate_evaluation,
+      external_attestations: [],
+      agent_run_id: null,
     });
     expect(submission.predicate_evaluation.trace[0]).toMatchObject({ kind: 'completion', data: { path: '/status', passed: true } });
     // The signature is checked on arrival and kept for the audit export; this read does not answer it.

@@ -12,6 +12,7 @@ import { appendLeaf, signTreeHead } from '../../src/services/transparency-log.ts
 import { canonicalArtifactBytes, signArtifact } from '../../src/signing/artifacts.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
+import { verifyClientTreeHead } from '../helpers/client-verifier.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const seed = new Uint8Array(32).fill(0x33);
@@ -78,9 +79,11 @@ describe('audit exports with the transparency log', () => {
     zip = await exportBundle({});
     const entries = unzipSync(zip);
     const head = JSON.parse(strFromU8(entries[auditBundlePaths.treeHead]!));
-    expect(head).toMatchObject({ kind: 'svc.transparency_tree_head_v1', tenant_id: a.tenantId, tree_size: 3, key_id: 'gk-export-test' });
+    expect(head).toMatchObject({ kind: 'svc.agent_receipt_transparency_sth_v1', tenant_id: a.tenantId, tree_size: 3 });
+    verifyClientTreeHead(head, [keyring.active.publicKeyHex]);
     const lines = strFromU8(entries[auditBundlePaths.logLeaves]!).trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((line) => line.artifact_id)).toEqual(intentIds);
+    expect(lines.map((line) => line.leaf_format)).toEqual([2, 2, 2]);
     expect(JSON.parse(strFromU8(entries['manifest.json']!)).artifact_version).toBe('1');
     expect(verifyAuditBundle(zip, { publicKeyHex: keyring.active.publicKeyHex })).toMatchObject({ ok: true, problems: [], treeSize: 3, logLeaves: 3 });
 
@@ -115,6 +118,9 @@ describe('audit exports with the transparency log', () => {
     expect(swapped.problems.join('\n')).toContain('inclusion proof of leaf 0 does not lead to the root');
     const tampered = resign([{ ...lines[0], artifact: { ...lines[0].artifact, amount_cents: 1 } }, ...lines.slice(1)]);
     expect(tampered.problems.join('\n')).toContain('artifact.signature_invalid');
+    // A leaf's format is part of what its hash proves: the other format's leaf is not the one under the head.
+    const reformatted = resign([{ ...lines[0], leaf_format: 1 }, ...lines.slice(1)]);
+    expect(reformatted.problems.join('\n')).toContain('leaf_hash is not the hash of the artifact\'s leaf (format 1)');
     const foreignHead = signTreeHead(ephemeralKeyring(), { tenantId: a.tenantId, treeSize: 3, rootHash: new Uint8Array(32), issuedAt: new Date() });
     const foreign = resign(lines, JSON.stringify(foreignHead));
     expect(foreign.problems.join('\n')).toContain('artifact.key_untrusted');

@@ -1,12 +1,13 @@
 // Discovery and task contracts over HTTP: the A2A agent card read back through the A2A SDK's own codec and type,
 // with its URLs from the configured public base URL; the agent receipt JSON Schema as served, compiled by ajv
-// (2020-12), refusing a forbidden field at any depth; task contracts paged, and another tenant's contract 404.
+// (2020-12), refusing a forbidden field at any depth; the receipt signing keys, as the client pins them; task
+// contracts paged, and another tenant's contract 404.
 import { AgentCard, A2A_PROTOCOL_VERSION, AGENT_CARD_PATH } from '@a2a-js/sdk';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { app as svcApp } from '../../src/app.ts';
-import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
+import { GatewayKeyring } from '../../src/infra/gateway-keys.ts';
 import { createLogger } from '../../src/infra/logging.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { agentReceiptForbiddenFields } from '../../src/services/agent-receipt-schema.ts';
@@ -15,6 +16,7 @@ import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody } from '../helpers/intents.ts';
+import { signingKeysOf, verifyClientSettlementReceipt } from '../helpers/client-verifier.ts';
 import { agentReceiptSchemaAccepts } from '../helpers/receipts.ts';
 import { fixtures } from './artifact-fixtures.ts';
 
@@ -25,11 +27,19 @@ let acme: TestTenant;
 let globex: TestTenant;
 const principal = party('did:principal:alice');
 const payee = party('did:payee:tools-inc');
+// A deployment mid-rotation: the active key, a key staged to sign next, and a retired one still published.
+const keyring = new GatewayKeyring({
+  keys: [
+    { kid: 'gk_retired', seed_hex: '0c'.repeat(32), status: 'retired', created_at: '2026-01-01T00:00:00Z' },
+    { kid: 'gk_active', seed_hex: '0a'.repeat(32), status: 'active', created_at: '2026-03-01T00:00:00Z' },
+    { kid: 'gk_next', seed_hex: '0d'.repeat(32), status: 'next', created_at: '2026-06-01T00:00:00Z' },
+  ],
+});
 
 beforeAll(async () => {
   database = await createTestDatabase();
   app = createFastify(createLogger('silent'));
-  await app.register(svcApp, { connection: database.connection, gatewayKeys: ephemeralKeyring(), maintenance: false, publicBaseUrl });
+  await app.register(svcApp, { connection: database.connection, gatewayKeys: keyring, maintenance: false, publicBaseUrl, validateResponses: true });
   await app.ready();
   acme = await createTestTenant(database.connection, 'sandbox');
   globex = await createTestTenant(database.connection, 'sandbox');
@@ -82,6 +92,37 @@ describe('agent receipt schema', () => {
       expect(validate(nested(field)), field).toBe(false);
       expect(agentReceiptSchemaAccepts(nested(field)), field).toBe(false);
     }
+  });
+});
+
+describe('receipt signing keys', () => {
+  it('publishes every key with its status, in the form the client pins (lowercase hex), at the public base URL', async () => {
+    const response = await get('/.well-known/agent-receipt-signing-keys.json');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['cache-control']).toBe('public, max-age=300');
+    const document = response.json();
+    expect(document).toEqual({
+      schema_version: 1,
+      kind: 'svc.agent_receipt_signing_keys_v1',
+      issuer: publicBaseUrl,
+      signing_algorithm: 'ed25519-sha256-json-v1',
+      artifact_kinds: expect.arrayContaining(['svc.protocol_settlement_receipt_v1', 'svc.agent_receipt_v1', 'svc.agent_receipt_transparency_sth_v1']),
+      jwks_uri: `${publicBaseUrl}/.well-known/jwks.json`,
+      keys: keyring.verificationKeys.map((key) => ({ kid: key.kid, signing_public_key_ed25519_hex: key.publicKeyHex, status: key.status })),
+    });
+    expect(document.keys.map((key: { status: string }) => key.status).sort()).toEqual(['active', 'next', 'retired']);
+    // The same keys as the JWKS, by kid.
+    const jwks = (await get('/.well-known/jwks.json')).json();
+    for (const key of document.keys) {
+      const jwk = jwks.keys.find((entry: { kid: string }) => entry.kid === key.kid);
+      expect(Buffer.from(jwk.x, 'base64url').toString('hex')).toBe(key.signing_public_key_ed25519_hex);
+    }
+    // A receipt signed by the active key verifies against the keys as the client reads them; one by another key does not.
+    const body = fixtures['svc.protocol_settlement_receipt_v1']!;
+    const signedByActive = signArtifact('svc.protocol_settlement_receipt_v1', body, ed25519SignerFromSeed(new Uint8Array(32).fill(0x0a)));
+    expect(verifyClientSettlementReceipt(signedByActive, signingKeysOf(document))).toBe(signedByActive.message_digest_sha256_hex);
+    const stranger = signArtifact('svc.protocol_settlement_receipt_v1', body, ed25519SignerFromSeed(new Uint8Array(32).fill(0x0e)));
+    expect(() => verifyClientSettlementReceipt(stranger, signingKeysOf(document))).toThrow(/trusted set/);
   });
 });
 

@@ -16,6 +16,7 @@ import { createRecognitionProof } from '../../src/signing/recognition.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { inOneHour, party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
+import { verifyClientAgentReceipt, verifyClientAuthorizationReceipt, verifyClientSettlementReceipt } from '../helpers/client-verifier.ts';
 import { expectReceipt } from '../helpers/receipts.ts';
 import { runCli } from '../helpers/server-process.ts';
 
@@ -111,9 +112,10 @@ describe('mandate import', () => {
     // HTML escaping applies to this kind: the independent check rebuilds "\u0026".
     const trusted = [((await get('/.well-known/jwks.json')).json().keys as Array<{ x: string }>).map((key) => Buffer.from(key.x, 'base64url').toString('hex'))].flat();
     expectReceipt(receipt, trusted);
+    expect(verifyClientAuthorizationReceipt(receipt, trusted)).toBe(receipt.message_digest_sha256_hex);
     const read = (await get(`/protocol/v2/receipts/${receipt.receipt_id}`)).json();
-    expect(read.receipt).toEqual(receipt);
-    // Offline, with the CLI: the read answer as saved, against the published keys.
+    expect(read).toEqual(receipt);
+    // Offline, with the CLI: the receipt as read, against the published keys.
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-mandate-'));
     try {
       const file = path.join(directory, 'authorization.json');
@@ -134,12 +136,46 @@ describe('mandate import', () => {
     await post(`/harbor/intents/${intentId}/fund`, {}, { 'payment-signature': sandboxX402PaymentSignature(challenge.headers['payment-required'] as string, { from: sandboxX402Payers.success }) });
     await post(`/harbor/intents/${intentId}/evidence`, signedEvidenceBody({ tenantId: acme.tenantId, intentId, payee, payload: { status: 'completed' } }));
     expect((await post(`/harbor/intents/${intentId}/settlement/confirm`, {})).json().state).toBe('released');
-    const settlement = (await get(`/protocol/v2/receipts/${intentId}`)).json().receipt;
+    const settlement = (await get(`/protocol/v2/receipts/${intentId}`)).json();
     expect(settlement).toMatchObject({ authorization_receipt_id: receipt.receipt_id, mandate_digest_sha256_hex: signed.message_digest_sha256_hex, transport_binding: receipt.transport_binding });
     expectReceipt(settlement, trusted);
-    const terminal = (await get(`/protocol/v2/agent-receipts/${intentId}`)).json().receipt;
+    expect(verifyClientSettlementReceipt(settlement, trusted)).toBe(settlement.message_digest_sha256_hex);
+    // The intent-terminal receipt names the mandate's digest, and the attestation of the mandate the client requires
+    // beside it (source: the import's protocol; reference: its nonce, no external authorization id was given).
+    const terminal = (await get(`/protocol/v2/agent-receipts/${intentId}`)).json();
     expect(terminal.authorization.mandate_digest_sha256_hex).toBe(signed.message_digest_sha256_hex);
+    expect(terminal.external_attestations).toEqual([
+      { source: 'ap2', kind: 'agent_mandate_v1', digest_sha256_hex: signed.message_digest_sha256_hex, reference_id: signed.nonce },
+    ]);
     expectReceipt(terminal, trusted);
+    expect(verifyClientAgentReceipt(terminal, trusted)).toBe(terminal.message_digest_sha256_hex);
+  });
+
+  it('names the external authorization id as the mandate attestation\'s reference when the import gave one', async () => {
+    const intentId = await createIntent();
+    const signed = signMandate(mandateBody());
+    const body: Record<string, unknown> = { signed_mandate: signed, intent_id: intentId, transport_binding: { source_protocol: 'acp', external_authorization_id: 'acp-auth-7' } };
+    const { proof } = createRecognitionProof({
+      signer: agentA, keyId: 'agent-a', purpose: mandateImportPurpose, tenantId: acme.tenantId, method: 'POST', path: mandateImportPath, body: mandateImportBodyBytes(body),
+    });
+    expect((await post('/protocol/v2/mandates', { ...body, recognition_proof: proof })).statusCode).toBe(200);
+    const challenge = await post(`/harbor/intents/${intentId}/fund`, {});
+    await post(`/harbor/intents/${intentId}/fund`, {}, { 'payment-signature': sandboxX402PaymentSignature(challenge.headers['payment-required'] as string, { from: sandboxX402Payers.success }) });
+    // The client attested the same mandate itself, and something else: the mandate is listed once, first.
+    const attestations = [
+      { source: 'ap2', kind: 'agent_mandate_v1', digest_sha256_hex: signed.message_digest_sha256_hex },
+      { source: 'x402', kind: 'delivery_receipt_v1', digest_sha256_hex: '12'.repeat(32) },
+    ];
+    await post(`/harbor/intents/${intentId}/evidence`, signedEvidenceBody({ tenantId: acme.tenantId, intentId, payee, payload: { status: 'completed' } }), {
+      'x-svc-agent-receipt-attestations': JSON.stringify(attestations),
+    });
+    await post(`/harbor/intents/${intentId}/settlement/confirm`, {});
+    const terminal = (await get(`/protocol/v2/agent-receipts/${intentId}`)).json();
+    expect(terminal.external_attestations).toEqual([
+      { source: 'acp', kind: 'agent_mandate_v1', digest_sha256_hex: signed.message_digest_sha256_hex, reference_id: 'acp-auth-7' },
+      attestations[1],
+    ]);
+    expect(verifyClientAgentReceipt(terminal)).toBe(terminal.message_digest_sha256_hex);
   });
 
   it('refuses, each with its own code, a mandate that does not cover the intent or cannot be trusted', async () => {

@@ -1,8 +1,10 @@
 // Receipts over HTTP on a real Postgres: v6 and v7 intents to released and to refunded, each with its settlement
-// receipt and intent-terminal agent receipt, read, verified by the route and checked independently (noble Ed25519
-// over the bytes docs/protocol.md defines, ajv against the published schema); inclusion proofs once a tree head
-// covers them; action receipts from the sandbox evidence route and from completed spend decisions; every refusal of
-// the verify routes.
+// receipt and intent-terminal agent receipt, read, verified by the route and checked independently twice: by the
+// verifier written from the public client's format (test/helpers/client-verifier.ts, against the keys of the
+// signing-keys document) and by noble Ed25519 over the bytes docs/protocol.md defines (with ajv against the published
+// schema); inclusion proofs in the client's format once a tree head covers them; action receipts from the sandbox
+// evidence route and from completed spend decisions, found by the client's tool_call_id; the client's attestations;
+// every refusal of the verify routes.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +22,7 @@ import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody, signedEvidenceBody, type CreateOptions } from '../helpers/intents.ts';
+import { signingKeysOf, verifyClientAgentReceipt, verifyClientInclusionProof, verifyClientReceipt, verifyClientSettlementReceipt } from '../helpers/client-verifier.ts';
 import { agentReceiptsChecked, expectReceipt, inclusionProofHolds, independentCanonicalBytes } from '../helpers/receipts.ts';
 import { runCli } from '../helpers/server-process.ts';
 
@@ -30,6 +33,8 @@ let keyring: GatewayKeyring;
 let acme: TestTenant;
 let globex: TestTenant;
 let trusted: string[];
+/** The keys the client pins, from the signing-keys discovery document (as it would fetch them). */
+let clientTrusted: string[];
 const principal = party('did:principal:alice');
 const payee = party('did:payee:tools-inc');
 const retiredSeedHex = 'aa'.repeat(32);
@@ -43,7 +48,17 @@ beforeAll(async () => {
   app = await buildTestApp(database.connection, undefined, keyring);
   acme = await createTestTenant(database.connection, 'sandbox');
   globex = await createTestTenant(database.connection, 'sandbox');
+  const document = (await app.inject({ url: '/.well-known/agent-receipt-signing-keys.json' })).json();
+  // The retired key is published (what it signed still verifies offline); a client pins the ones it chooses to.
+  clientTrusted = signingKeysOf({ keys: document.keys.filter((key: { status: string }) => key.status !== 'retired') });
+  expect(clientTrusted).toEqual([keyring.active.publicKeyHex]);
 });
+
+/** Every check of a receipt a getter answered: the client's verifier, then the service-independent one. */
+function expectClientVerified(wire: Record<string, unknown>): void {
+  expect(verifyClientReceipt(wire, clientTrusted)).toBe(wire.message_digest_sha256_hex);
+  expectReceipt(wire, trusted);
+}
 
 afterAll(async () => {
   await app?.close();
@@ -88,29 +103,38 @@ async function settle(options: Partial<CreateOptions>, payload: unknown, rail: '
 async function expectTerminalReceipts(intentId: string, state: 'released' | 'refunded', signingVersion: 6 | 7): Promise<void> {
   const settlement = await get(`/protocol/v2/receipts/${intentId}`);
   expect(settlement.statusCode, settlement.body).toBe(200);
-  const read = settlement.json();
-  expect(read).toMatchObject({ kind: 'svc.protocol_settlement_receipt_v1', receipt_id: intentId, tenant_id: acme.tenantId, leaf_index: expect.any(Number) });
-  expect(read.receipt).toMatchObject({
-    receipt_id: intentId, intent_id: intentId, tenant_id: acme.tenantId, harbor_state: state, amount_cents: 500, currency: 'usd',
-    principal_did: principal.did, payee_did: payee.did, settlement_mode: 'ledger_escrow', authorization_receipt_id: '', mandate_digest_sha256_hex: '',
+  // The signed receipt itself, as the client's verifier takes it; no mandate is named by `none` and 64 zeros.
+  const receipt = settlement.json();
+  expect(receipt).toMatchObject({
+    kind: 'svc.protocol_settlement_receipt_v1', receipt_id: intentId, intent_id: intentId, tenant_id: acme.tenantId, harbor_state: state,
+    amount_cents: 500, currency: 'usd', principal_did: principal.did, payee_did: payee.did, settlement_mode: 'ledger_escrow',
+    authorization_receipt_id: 'none', mandate_digest_sha256_hex: '0'.repeat(64),
   });
-  expectReceipt(read.receipt, trusted);
-  expect((await post('/protocol/v2/receipts/verify', { receipt: read.receipt })).json()).toMatchObject({
-    valid: true, kind: 'svc.protocol_settlement_receipt_v1', receipt_id: intentId, tenant_id: acme.tenantId,
-  });
+  expectClientVerified(receipt);
+  // Verified by the route when sent, and when named by its id (the client's CLI sends `{receipt_id}`).
+  for (const body of [{ receipt }, { receipt_id: intentId }]) {
+    expect((await post('/protocol/v2/receipts/verify', body)).json()).toMatchObject({
+      valid: true, kind: 'svc.protocol_settlement_receipt_v1', receipt_id: intentId, tenant_id: acme.tenantId, receipt,
+    });
+  }
 
   const terminal = await get(`/protocol/v2/agent-receipts/${intentId}`);
   expect(terminal.statusCode, terminal.body).toBe(200);
-  const agent = terminal.json().receipt;
+  const agent = terminal.json();
   expect(agent).toMatchObject({
     scope: 'intent_terminal', receipt_id: intentId, tenant_id: acme.tenantId,
     outcome: { harbor_state: state, settlement_outcome: state === 'released' ? 'SETTLED' : 'REVERSED', predicate_passed: state === 'released' },
     references: { intent_id: intentId, settlement_receipt_id: intentId },
   });
   expect(agent.authorization.policy.template_id).toBe(signingVersion === 7 ? 'completion_budget_v1' : 'predicate_dsl');
-  expectReceipt(agent, trusted);
-  // The verify route accepts the wire itself as the body, too.
+  expectClientVerified(agent);
+  // The client asks for an intent's terminal receipt by intent id alone.
+  const byIntent = (await get(`/protocol/v2/agent-receipts?intent_id=${intentId}`)).json();
+  expect(byIntent).toEqual(agent);
+  expectClientVerified(byIntent);
+  // The verify route accepts the wire itself as the body, and the id.
   expect((await post('/protocol/v2/agent-receipts/verify', agent)).json()).toMatchObject({ valid: true, kind: 'svc.agent_receipt_v1', receipt_id: intentId });
+  expect((await post('/protocol/v2/agent-receipts/verify', { receipt_id: intentId })).json()).toMatchObject({ valid: true, receipt: agent });
 }
 
 describe('settlement and intent-terminal receipts', () => {
@@ -125,28 +149,43 @@ describe('settlement and intent-terminal receipts', () => {
     const policy = { templateId: 'completion_budget_v1', versionSeq: version.version_seq, contentDigestHex: version.content_digest, materializedPredicate: version.materialized_predicate };
     const released = await settle({ policy }, { status: 'completed', cost_cents: 500 }, 'x402', 'released');
     await expectTerminalReceipts(released, 'released', 7);
-    const agent = (await get(`/protocol/v2/agent-receipts/${released}`)).json().receipt;
+    const agent = (await get(`/protocol/v2/agent-receipts/${released}`)).json();
     expect(agent.authorization.policy).toMatchObject({ version_seq: version.version_seq, content_digest_sha256_hex: version.content_digest });
     await expectTerminalReceipts(await settle({ policy }, { status: 'completed', cost_cents: 501 }, 'mpp', 'refunded'), 'refunded', 7);
   });
 
-  it('carries an inclusion proof once a signed tree head covers the receipt', async () => {
+  it('serves each receipt\'s inclusion proof in the client\'s format once a signed tree head covers it', async () => {
     const intentId = await settle({}, { status: 'completed' }, 'x402', 'released');
-    const before = (await get(`/protocol/v2/receipts/${intentId}`)).json();
-    expect(before.inclusion_proof).toMatchObject({ tree_head: null, inclusion_proof: null });
+    const pending = await get(`/protocol/v2/receipts/${intentId}/inclusion-proof`);
+    expect(pending.statusCode).toBe(404);
+    expect(pending.json().error).toMatchObject({ code: 'merkle.inclusion_pending', details: { leaf_index: expect.any(Number) } });
+    expect(pending.headers['retry-after']).toBe('2');
     await publishTreeHeads(db, keyring);
-    for (const url of [`/protocol/v2/receipts/${intentId}`, `/protocol/v2/agent-receipts/${intentId}`]) {
-      const read = (await get(url)).json();
-      const { tree_head: head, inclusion_proof: proof } = read.inclusion_proof;
-      expect(head.tree_size).toBeGreaterThan(read.leaf_index);
-      expect(inclusionProofHolds(read.leaf_index, head.tree_size, independentCanonicalBytes(read.receipt), proof, head.root_hash)).toBe(true);
-      // A changed receipt is not the leaf the head commits to.
-      const tampered = independentCanonicalBytes({ ...read.receipt, issued_at: '2020-01-01T00:00:00Z' });
-      expect(inclusionProofHolds(read.leaf_index, head.tree_size, tampered, proof, head.root_hash)).toBe(false);
+    for (const [getter, proofUrl] of [[`/protocol/v2/receipts/${intentId}`, `/protocol/v2/receipts/${intentId}/inclusion-proof`], [`/protocol/v2/agent-receipts/${intentId}`, `/protocol/v2/agent-receipts/${intentId}/inclusion-proof`]] as const) {
+      const receipt = (await get(getter)).json();
+      const response = await get(proofUrl);
+      expect(response.statusCode, response.body).toBe(200);
+      const proof = response.json();
+      expect(proof).toMatchObject({
+        kind: 'svc.agent_receipt_transparency_inclusion_proof_v1', schema_version: 1, tenant_id: acme.tenantId, receipt_id: intentId,
+        message_digest_sha256_hex: receipt.message_digest_sha256_hex, tree_head: { kind: 'svc.agent_receipt_transparency_sth_v1' },
+      });
+      // The client's check: the head verifies with a pinned key, and SHA-256(0x00 ‖ the receipt's digest) leads to its root.
+      verifyClientInclusionProof(proof, clientTrusted);
+      expect(proof.tree_size).toBeGreaterThan(proof.leaf_index);
+      // Independently, from the RFC: the leaf is the 32 digest bytes; the canonical bytes are not the leaf.
+      const digestBytes = new Uint8Array(Buffer.from(receipt.message_digest_sha256_hex, 'hex'));
+      expect(inclusionProofHolds(proof.leaf_index, proof.tree_size, digestBytes, proof.audit_path_sha256_hex, proof.root_hash_sha256_hex)).toBe(true);
+      expect(inclusionProofHolds(proof.leaf_index, proof.tree_size, independentCanonicalBytes(receipt), proof.audit_path_sha256_hex, proof.root_hash_sha256_hex)).toBe(false);
+      // A proof moved to another leaf or another receipt's digest fails the client's check.
+      expect(() => verifyClientInclusionProof({ ...proof, leaf_index: (proof.leaf_index + 1) % proof.tree_size }, clientTrusted)).toThrow();
+      expect(() => verifyClientInclusionProof({ ...proof, message_digest_sha256_hex: '11'.repeat(32) }, clientTrusted)).toThrow(/leaf_hash/);
     }
+    // Another tenant's receipt has no proof for this tenant.
+    expect((await get(`/protocol/v2/receipts/${intentId}/inclusion-proof`, globex)).statusCode).toBe(404);
   });
 
-  it('svc receipt verify passes the read answer of each receipt kind, and names a tampered one', async () => {
+  it('svc receipt verify passes each receipt kind with its inclusion proof, and names a tampered one', async () => {
     const released = await settle({}, { status: 'completed' }, 'x402', 'released');
     const boot = (await post('/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).json();
     const action = (await post(`/v1/sandbox/guardrails/${boot.intent_id}/evidence`, { payload: {}, metadata: { tool_call_id: 'call-cli' } })).json().agent_receipt;
@@ -159,19 +198,21 @@ describe('settlement and intent-terminal receipts', () => {
         return file;
       };
       const jwks = write('jwks.json', (await app.inject({ url: '/.well-known/jwks.json' })).json());
-      const answers = {
-        settlement: (await get(`/protocol/v2/receipts/${released}`)).json(),
-        terminal: (await get(`/protocol/v2/agent-receipts/${released}`)).json(),
-        action: (await get(`/protocol/v2/agent-receipts/${action.receipt_id}`)).json(),
+      const reads = {
+        settlement: `/protocol/v2/receipts/${released}`,
+        terminal: `/protocol/v2/agent-receipts/${released}`,
+        action: `/protocol/v2/agent-receipts/${action.receipt_id}`,
       };
-      for (const [name, answer] of Object.entries(answers)) {
-        expect(answer.inclusion_proof.tree_head, name).not.toBeNull();
-        const result = await runCli(['receipt', 'verify', write(`${name}.json`, answer), '--jwks', jwks, '--json'], {});
+      for (const [name, url] of Object.entries(reads)) {
+        const receipt = write(`${name}.json`, (await get(url)).json());
+        const proof = write(`${name}-proof.json`, (await get(`${url}/inclusion-proof`)).json());
+        const result = await runCli(['receipt', 'verify', receipt, '--inclusion-proof', proof, '--jwks', jwks, '--json'], {});
         expect(result.code, `${name}: ${result.stdout}${result.stderr}`).toBe(0);
-        expect(JSON.parse(result.stdout), name).toMatchObject({ ok: true, problems: [] });
+        expect(JSON.parse(result.stdout), name).toMatchObject({ ok: true, problems: [], leaf_index: expect.any(Number), tree_size: expect.any(Number) });
       }
-      const tampered = write('tampered.json', { ...answers.terminal, receipt: { ...answers.terminal.receipt, tenant_id: globex.tenantId } });
-      const refused = await runCli(['receipt', 'verify', tampered, '--jwks', jwks, '--json'], {});
+      const terminal = (await get(reads.terminal)).json();
+      const tampered = write('tampered.json', { ...terminal, tenant_id: globex.tenantId });
+      const refused = await runCli(['receipt', 'verify', tampered, '--inclusion-proof', path.join(directory, 'terminal-proof.json'), '--jwks', jwks, '--json'], {});
       expect(refused.code).not.toBe(0);
       expect(refused.stdout + refused.stderr).toMatch(/artifact\.signature_invalid/);
     } finally {
@@ -181,18 +222,28 @@ describe('settlement and intent-terminal receipts', () => {
 
   it('lists agent receipts, by intent and paged', async () => {
     const intentId = await settle({}, { status: 'completed' }, 'x402', 'released');
-    const byIntent = (await get(`/protocol/v2/agent-receipts?intent_id=${intentId}`)).json();
-    expect(byIntent.items.map((item: { receipt_id: string }) => item.receipt_id)).toEqual([intentId]);
-    for (const item of byIntent.items) expectReceipt(item.receipt, trusted);
+    // With a page size, an intent's receipts are a list of summaries, each with the signed receipt.
+    const byIntent = (await get(`/protocol/v2/agent-receipts?intent_id=${intentId}&limit=10`)).json();
+    expect(byIntent.items).toEqual([expect.objectContaining({
+      kind: 'svc.agent_receipt_v1', receipt_id: intentId, scope: 'intent_terminal', intent_id: intentId, tool_call_id: null,
+      message_digest_sha256_hex: expect.stringMatching(/^[0-9a-f]{64}$/), created_at: expect.any(String), leaf_index: expect.any(Number),
+    })]);
+    for (const item of byIntent.items) {
+      expect(item.message_digest_sha256_hex).toBe(item.receipt.message_digest_sha256_hex);
+      expectClientVerified(item.receipt);
+    }
     const first = (await get('/protocol/v2/agent-receipts?limit=2')).json();
     expect(first).toMatchObject({ object: 'list', limit: 2, has_more: true });
     const second = (await get(`/protocol/v2/agent-receipts?limit=2&cursor=${first.next_cursor}`)).json();
     expect(second.items.length).toBeGreaterThan(0);
     const ids = [...first.items, ...second.items].map((item: { receipt_id: string }) => item.receipt_id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const item of [...first.items, ...second.items]) expectReceipt(item.receipt, trusted);
+    for (const item of [...first.items, ...second.items]) expectClientVerified(item.receipt);
     expect((await get(`/protocol/v2/agent-receipts?cursor=${'0'.repeat(64)}`)).json().error.code).toBe('receipt.not_found');
     expect((await get('/protocol/v2/receipts/no-such-receipt')).statusCode).toBe(404);
+    // An intent that has not settled has no intent-terminal receipt yet.
+    const open = await createIntent();
+    expect((await get(`/protocol/v2/agent-receipts?intent_id=${open}`)).json().error.code).toBe('receipt.not_found');
   });
 });
 
@@ -211,13 +262,63 @@ describe('action receipts', () => {
     });
     expect(answer.agent_receipt_intent_terminal).toMatchObject({ scope: 'intent_terminal', receipt_id: boot.intent_id });
     expect(JSON.stringify(answer.agent_receipt)).not.toContain('never copied');
-    for (const wire of [answer.agent_receipt, answer.agent_receipt_intent_terminal]) expectReceipt(wire, trusted);
-    const settlement = (await get(`/protocol/v2/receipts/${boot.intent_id}`)).json().receipt;
+    for (const wire of [answer.agent_receipt, answer.agent_receipt_intent_terminal]) expectClientVerified(wire);
+    const settlement = (await get(`/protocol/v2/receipts/${boot.intent_id}`)).json();
     expect(settlement).toMatchObject({ settlement_mode: 'simulated', harbor_state: 'released' });
-    expectReceipt(settlement, trusted);
-    // Found again by intent and tool call.
+    expectClientVerified(settlement);
+    // Found again by intent and tool call: the signed receipt itself.
     const found = (await get(`/protocol/v2/agent-receipts?intent_id=${boot.intent_id}&tool_call_id=${toolCallId}`)).json();
-    expect(found.receipt).toEqual(answer.agent_receipt);
+    expect(found).toEqual(answer.agent_receipt);
+  });
+
+  it('lists the attestations the client sends with sandbox evidence in both agent receipts', async () => {
+    const boot = (await post('/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).json();
+    const attestations = [
+      { source: 'X402', kind: 'delivery_receipt_v1', digest_sha256_hex: 'AB'.repeat(32), reference_id: ' https://vendor.example/r/1 ' },
+      { source: 'sep2828_mcp', kind: 'decision_record', digest_sha256_hex: 'cd'.repeat(32) },
+    ];
+    const answer = (await post(`/v1/sandbox/guardrails/${boot.intent_id}/evidence`, { payload: {}, metadata: { tool_call_id: 'call-attested', external_attestations: attestations } })).json();
+    // Normalized as the client's verifier normalizes them, so its rebuilt bytes are the signed ones.
+    const expected = [
+      { source: 'x402', kind: 'delivery_receipt_v1', digest_sha256_hex: 'ab'.repeat(32), reference_id: 'https://vendor.example/r/1' },
+      { source: 'sep2828_mcp', kind: 'decision_record', digest_sha256_hex: 'cd'.repeat(32) },
+    ];
+    for (const wire of [answer.agent_receipt, answer.agent_receipt_intent_terminal]) {
+      expect(wire.external_attestations).toEqual(expected);
+      expectClientVerified(wire);
+    }
+    const refused = await post(`/v1/sandbox/guardrails/${boot.intent_id}/evidence`, { payload: {}, metadata: { external_attestations: [{ source: 'x402', kind: 'k', digest_sha256_hex: 'zz' }] } });
+    expect(refused.statusCode).toBe(409); // already settled: the intent's state is judged first
+    const another = (await post('/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).json();
+    const bad = await post(`/v1/sandbox/guardrails/${another.intent_id}/evidence`, { payload: {}, metadata: { external_attestations: [{ source: 'x402', kind: 'k', digest_sha256_hex: 'zz' }] } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatchObject({ code: 'evidence.attestations_invalid', details: { index: 0 } });
+  });
+
+  it('a guarded call\'s receipt is found by the tool_call_id the client sent to /verify, naming the agent it reported', async () => {
+    const boot = (await post('/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).json();
+    const decision = (await post('/verify', {
+      intent_id: boot.intent_id, token: boot.capability_token, operation: 'search.web', requested_spend_cents: 25,
+      tool_call_id: 'call_guarded_1', tool_name: 'Search.Web', agent_subject: 'agent:shopper', model_family: 'GPT-5',
+      config_hash_hex: 'AA'.repeat(32), prompt_hash_hex: 'bb'.repeat(32), vendor_id: 'Vendor.Example',
+    })).json();
+    expect(decision.allow).toBe(true);
+    // The client's spend guard completes with the outcome only.
+    const completed = await post(`/v1/spend/decisions/${decision.decision_id}/complete`, { outcome: 'consumed' });
+    expect(completed.statusCode, completed.body).toBe(200);
+    const receipt = completed.json().agent_receipt;
+    expect(receipt).toMatchObject({
+      receipt_id: actionReceiptId(boot.intent_id, 'call_guarded_1'),
+      authorization: { actor_subject: 'agent:shopper', agent: { model_family: 'gpt-5', config_hash_sha256_hex: 'aa'.repeat(32), prompt_hash_sha256_hex: 'bb'.repeat(32) } },
+      execution: { tool_call_id: 'call_guarded_1', tool_name: 'search.web' },
+      merchant: { vendor_id: 'vendor.example' },
+    });
+    expectClientVerified(receipt);
+    const found = await get(`/protocol/v2/agent-receipts?intent_id=${boot.intent_id}&tool_call_id=call_guarded_1`);
+    expect(found.statusCode, found.body).toBe(200);
+    expect(found.json()).toEqual(receipt);
+    // Served in its signed order (the order-based check rebuilds the bytes from the served order alone).
+    expectClientVerified(found.json());
   });
 
   it('a completed spend decision issues its action receipt once, in its transaction', async () => {
@@ -234,12 +335,12 @@ describe('action receipts', () => {
       outcome: { harbor_state: 'funded', spend_reservation_outcome: 'consumed' },
       references: { settlement_receipt_id: null },
     });
-    expectReceipt(receipt, trusted);
+    expectClientVerified(receipt);
     // Completing again answers the same receipt; the sandbox evidence naming the same call reuses it.
     expect((await post(`/v1/spend/decisions/${decision.decision_id}/complete`, { outcome: 'consumed', tool_call_id: 'call_777' })).json().agent_receipt).toEqual(receipt);
     const evidence = (await post(`/v1/sandbox/guardrails/${boot.intent_id}/evidence`, { payload: {}, metadata: { tool_call_id: 'call_777', decision_id: decision.decision_id } })).json();
     expect(evidence.agent_receipt).toEqual(receipt);
-    expectReceipt(evidence.agent_receipt_intent_terminal, trusted);
+    expectClientVerified(evidence.agent_receipt_intent_terminal);
   });
 
   it('a released reservation is a skipped execution, named by the decision id', async () => {
@@ -251,7 +352,56 @@ describe('action receipts', () => {
       execution: { tool_call_id: decision.decision_id, tool_name: 'search.web', outcome: 'skipped' },
       outcome: { spend_reservation_outcome: 'released' },
     });
-    expectReceipt(receipt, trusted);
+    expectClientVerified(receipt);
+  });
+});
+
+describe('attestations sent with evidence', () => {
+  const runId = '0b6f1c4e-4b7e-4c63-9d3e-2f1a7b8c9d01';
+  const attestations = [{ source: 'ap2', kind: 'protocol_settlement_receipt_v1', digest_sha256_hex: 'ef'.repeat(32), reference_id: 'partner-42' }];
+
+  async function funded(): Promise<string> {
+    const intentId = await createIntent();
+    await fund(intentId, 'x402');
+    return intentId;
+  }
+  const evidence = (intentId: string, headers: Record<string, string>) =>
+    post(`/harbor/intents/${intentId}/evidence`, signedEvidenceBody({ tenantId: acme.tenantId, intentId, payee, payload: { status: 'completed' } }), headers);
+
+  it('are stored with the evidence and listed in the intent-terminal receipt, which the client verifies', async () => {
+    const intentId = await funded();
+    const recorded = await evidence(intentId, { 'x-svc-agent-receipt-attestations': JSON.stringify(attestations), 'x-svc-agent-run-id': runId.toUpperCase() });
+    expect(recorded.statusCode, recorded.body).toBe(200);
+    const listed = (await get(`/harbor/intents/${intentId}/evidence`)).json().data[0];
+    expect(listed).toMatchObject({ external_attestations: attestations, agent_run_id: runId });
+    expect((await post(`/harbor/intents/${intentId}/settlement/confirm`, {})).json().state).toBe('released');
+    const terminal = (await get(`/protocol/v2/agent-receipts?intent_id=${intentId}`)).json();
+    expect(terminal.external_attestations).toEqual(attestations);
+    expectClientVerified(terminal);
+  });
+
+  it('an empty list, or none, is no attestation: the receipt says null', async () => {
+    const intentId = await funded();
+    expect((await evidence(intentId, { 'x-svc-agent-receipt-attestations': '[]' })).statusCode).toBe(200);
+    await post(`/harbor/intents/${intentId}/settlement/confirm`, {});
+    const terminal = (await get(`/protocol/v2/agent-receipts/${intentId}`)).json();
+    expect(terminal.external_attestations).toBeNull();
+    expect((await get(`/harbor/intents/${intentId}/evidence`)).json().data[0]).toMatchObject({ external_attestations: [], agent_run_id: null });
+  });
+
+  it.each([
+    ['not JSON', { 'x-svc-agent-receipt-attestations': '[{' }, 'evidence.attestations_invalid'],
+    ['not an array', { 'x-svc-agent-receipt-attestations': '{}' }, 'evidence.attestations_invalid'],
+    ['a bad digest', { 'x-svc-agent-receipt-attestations': JSON.stringify([{ ...attestations[0], digest_sha256_hex: 'ef' }]) }, 'evidence.attestations_invalid'],
+    ['a field no attestation has', { 'x-svc-agent-receipt-attestations': JSON.stringify([{ ...attestations[0], user_prompt: 'x' }]) }, 'evidence.attestations_invalid'],
+    ['too many', { 'x-svc-agent-receipt-attestations': JSON.stringify(Array.from({ length: 17 }, () => attestations[0])) }, 'evidence.attestations_invalid'],
+    ['a run id that is not a UUID', { 'x-svc-agent-run-id': 'run-1' }, 'evidence.agent_run_id_invalid'],
+  ])('refuses %s with 400, recording nothing', async (_label, headers, code) => {
+    const intentId = await funded();
+    const refused = await evidence(intentId, headers);
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.json().error.code).toBe(code);
+    expect((await evidence(intentId, {})).statusCode).toBe(200);
   });
 });
 
@@ -261,8 +411,8 @@ describe('verify refusals', () => {
 
   beforeAll(async () => {
     const intentId = await settle({}, { status: 'completed' }, 'x402', 'released');
-    settlementWire = (await get(`/protocol/v2/receipts/${intentId}`)).json().receipt;
-    agentWire = (await get(`/protocol/v2/agent-receipts/${intentId}`)).json().receipt;
+    settlementWire = (await get(`/protocol/v2/receipts/${intentId}`)).json();
+    agentWire = (await get(`/protocol/v2/agent-receipts/${intentId}`)).json();
   });
 
   const verdict = async (route: 'receipts' | 'agent-receipts', wire: unknown, tenant = acme) => {
@@ -284,9 +434,15 @@ describe('verify refusals', () => {
     for (const [label, route, wire, code] of cases) expect((await verdict(route, wire)).code, label).toBe(code);
   });
 
-  it('refuses another tenant\'s receipt', async () => {
+  it('refuses another tenant\'s receipt, sent or named', async () => {
     expect(await verdict('receipts', settlementWire, globex)).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
     expect(await verdict('agent-receipts', agentWire, globex)).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
+    // Named by id, another tenant's receipt is not found at all, like an unknown id.
+    for (const [route, id] of [['receipts', settlementWire.receipt_id], ['agent-receipts', agentWire.receipt_id], ['receipts', 'authz:none']] as const) {
+      const response = await post(`/protocol/v2/${route}/verify`, { receipt_id: id }, {}, id === 'authz:none' ? acme : globex);
+      expect(response.statusCode, response.body).toBe(404);
+      expect(response.json().error.code).toBe('receipt.not_found');
+    }
   });
 
   it('refuses a receipt signed by a retired gateway key, and one signed by a key of no deployment', async () => {

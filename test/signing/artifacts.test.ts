@@ -75,6 +75,11 @@ const independentOrders: Record<ArtifactKindName, { order: Order; goEscape: bool
     order: ['schema_version', 'kind', 'tenant_id', 'tree_size', 'root_hash', 'issued_at', 'key_id'],
     goEscape: false, digestField: 'message_digest_sha256_hex', algorithmHashed: false,
   },
+  // The public client's tree head: kind first, and the algorithm among the hashed fields, last.
+  'svc.agent_receipt_transparency_sth_v1': {
+    order: ['kind', 'schema_version', 'tenant_id', 'tree_size', 'root_hash_sha256_hex', 'issued_at', 'signing_algorithm'],
+    goEscape: false, digestField: 'message_digest_sha256_hex', algorithmHashed: true,
+  },
 };
 
 function pick(value: unknown, order: Order): unknown {
@@ -157,6 +162,9 @@ const samples: Record<Exclude<ArtifactKindName, 'svc.agent_recognition_proof_v1'
     disclosure_tier: 'standard', checkpoint_last_ledger_seq: 0, export_filter: { intent_id: intentId, includes: ['disputes'] },
     artifacts: [{ path: 'ledger.jsonl', sha256_hex: '44'.repeat(32), size_bytes: 10 }],
   },
+  'svc.agent_receipt_transparency_sth_v1': {
+    tenant_id: 'tenant-a', tree_size: 23, root_hash_sha256_hex: '55'.repeat(32), issued_at: '2026-11-22T15:04:05Z',
+  },
   'svc.transparency_tree_head_v1': {
     tenant_id: 'tenant-a', tree_size: 23, root_hash: '55'.repeat(32), issued_at: '2026-11-22T15:04:05Z', key_id: 'gk_2026-11-22_0a1b2c3d',
   },
@@ -213,9 +221,11 @@ describe('every kind round-trips and verifies independently', () => {
 
   it.each(Object.entries(samples))('%s: a one-byte change to any signed field fails', (kind, body) => {
     const wire = signArtifact(kind as ArtifactKindName, body, signer);
-    const material = new Set(['signing_algorithm', 'message_digest_sha256_hex', 'signed_payload_sha256_hex', 'signing_public_key_ed25519_hex', 'ed25519_signature_hex']);
+    const material = new Set(['message_digest_sha256_hex', 'signed_payload_sha256_hex', 'signing_public_key_ed25519_hex', 'ed25519_signature_hex']);
+    // The algorithm is a signed field of the kinds that hash it (a proof, the client's tree head).
+    if (!independentOrders[kind as ArtifactKindName].algorithmHashed) material.add('signing_algorithm');
     const paths = leafPaths(wire).filter((path) => !material.has(String(path[0])));
-    // The smallest kind, a tree head, has 7 signed leaves.
+    // The smallest kinds, the tree heads, have 7 signed leaves.
     expect(paths.length).toBeGreaterThanOrEqual(7);
     for (const path of paths) {
       const changed = withLeafChanged(wire, path);

@@ -4,6 +4,7 @@
 // lifecycle table's transitions as every other command does.
 import type { SandboxBootstrapBody, SandboxEvidenceBody } from '../../contracts/sandbox.ts';
 import type { EvidenceRecord } from '../../db/evidence-repository.ts';
+import { parseExternalAttestations } from './attestations.ts';
 import type { Intent, NewIntent } from '../../db/intent-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../../limits.ts';
@@ -205,6 +206,8 @@ export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody,
     throw new ServiceError('sandbox.operation_mismatch', { details: { allowed_tools: intent.allowedTools } });
   }
   assertMetadataFits(body.metadata);
+  // The client's middleware puts the attestations it verified in the metadata, for the receipts.
+  const externalAttestations = body.metadata?.external_attestations === undefined ? [] : parseExternalAttestations(body.metadata.external_attestations);
   // Only `payload` is evaluated: vendor_payload is accepted for the client's vendor packs, which this service
   // does not map, and is neither stored nor read.
   const payload = body.payload ?? {};
@@ -224,6 +227,7 @@ export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody,
       artifactsDigest,
       predicatePassed: evaluation.passed,
       evaluation,
+      externalAttestations,
     },
     toolCall: {
       operation,
@@ -231,6 +235,7 @@ export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody,
       payloadDigestHex: bytesToHex(payloadDigest),
       artifactsDigestHex: bytesToHex(artifactsDigest),
       predicatePassed: evaluation.passed,
+      externalAttestations,
     },
   };
 }

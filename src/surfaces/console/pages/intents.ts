@@ -204,20 +204,26 @@ interface EvidenceOutcome {
   verdict?: { valid: boolean; code?: string; message?: string; message_digest_sha256_hex?: string };
 }
 
-interface StoredReceiptView {
+/** A signed settlement receipt as GET /protocol/v2/receipts/{id} answers it (the fields this page shows). */
+interface ReceiptView {
   kind: string;
   receipt_id: string;
-  leaf_index: number | null;
-  receipt: { issued_at?: string; harbor_state?: string; amount_cents?: number; currency?: string; settlement_mode?: string };
+  issued_at?: string;
+  harbor_state?: string;
+  settlement_mode?: string;
 }
 
 /** The intent's settlement receipt (its id is the intent id, issued with the terminal transition), with a verify
  * button that asks the API's own verifier; none while the intent is not settled or the role reads no receipts. */
 async function receiptSection(context: ConsoleContext, intent: IntentView, verdict: EvidenceOutcome['verdict']): Promise<Html> {
   if (!context.may('GET /protocol/v2/receipts/:receipt_id') || intent.settled_at === null) return html``;
-  const answer = await context.api<StoredReceiptView>({ method: 'GET', url: `/protocol/v2/receipts/${encodeURIComponent(intent.intent_id)}` });
+  const receiptUrl = `/protocol/v2/receipts/${encodeURIComponent(intent.intent_id)}`;
+  const answer = await context.api<ReceiptView>({ method: 'GET', url: receiptUrl });
   if (answer.error) return html`<section aria-labelledby="receipt-heading"><h2 id="receipt-heading">Settlement receipt</h2>${errorBox(answer.error, context.request.id)}</section>`;
   const receipt = answer.body;
+  // Its place in the log: a 404 (merkle.inclusion_pending) means no signed tree head covers it yet.
+  const proof = await context.api<{ leaf_index: number; tree_size: number }>({ method: 'GET', url: `${receiptUrl}/inclusion-proof` });
+  const logText = proof.error ? 'not yet under a signed tree head' : `leaf ${proof.body.leaf_index}, under the signed head of ${proof.body.tree_size} leaves`;
   const verdictBox = verdict
     ? verdict.valid
       ? html`<p class="notice" data-testid="receipt-verdict" data-valid="true">✓ Signature valid: signed by this service's gateway key (digest <code>${verdict.message_digest_sha256_hex ?? ''}</code>).</p>`
@@ -225,8 +231,8 @@ async function receiptSection(context: ConsoleContext, intent: IntentView, verdi
     : '';
   return html`<section aria-labelledby="receipt-heading"><h2 id="receipt-heading">Settlement receipt</h2>
 <dl class="facts"><dt>Receipt</dt><dd><code>${receipt.receipt_id}</code> (${receipt.kind})</dd>
-<dt>Issued</dt><dd>${when(receipt.receipt.issued_at)}</dd><dt>Attests</dt><dd>${receipt.receipt.harbor_state ?? ''}${receipt.receipt.settlement_mode ? `, ${receipt.receipt.settlement_mode}` : ''}</dd>
-<dt>Transparency log</dt><dd>${receipt.leaf_index === null ? 'not yet in the log' : `leaf ${receipt.leaf_index}`}</dd></dl>
+<dt>Issued</dt><dd>${when(receipt.issued_at)}</dd><dt>Attests</dt><dd>${receipt.harbor_state ?? ''}${receipt.settlement_mode ? `, ${receipt.settlement_mode}` : ''}</dd>
+<dt>Transparency log</dt><dd>${logText}</dd></dl>
 ${context.may('POST /protocol/v2/receipts/verify') ? form(context.csrfToken, `/console/intents/${intent.intent_id}/verify-receipt`, html`<button type="submit">Verify receipt</button>`) : ''}
 ${verdictBox}</section>`;
 }
@@ -301,8 +307,8 @@ export async function intentPages(app: FastifyInstance): Promise<void> {
 
   // Verifying reads and checks: it changes nothing, but it is a POST of the API, so a form with the CSRF token here.
   postAction<{ intent_id: string }>(app, '/intents/:intent_id/verify-receipt', async (context, _body, params) => {
-    const stored = await context.read<StoredReceiptView>(`/protocol/v2/receipts/${encodeURIComponent(params.intent_id)}`);
-    const answer = await context.api<NonNullable<EvidenceOutcome['verdict']>>({ method: 'POST', url: '/protocol/v2/receipts/verify', body: { receipt: stored.receipt } });
+    // The settlement receipt's id is the intent id: the API verifies the stored receipt it names.
+    const answer = await context.api<NonNullable<EvidenceOutcome['verdict']>>({ method: 'POST', url: '/protocol/v2/receipts/verify', body: { receipt_id: params.intent_id } });
     if (answer.error) return { status: answer.status, html: await detailPage(context, params.intent_id, { error: answer.error }) };
     return detailPage(context, params.intent_id, { verdict: answer.body });
   });

@@ -54,6 +54,15 @@ export async function verifyRoutes(app: FastifyInstance): Promise<void> {
             operation: body.operation,
             requestedSpendCents: body.requested_spend_cents,
             currency: body.currency,
+            toolCall: {
+              toolCallId: body.tool_call_id,
+              toolName: body.tool_name,
+              agentSubject: body.agent_subject,
+              modelFamily: body.model_family,
+              configHashHex: body.config_hash_hex,
+              promptHashHex: body.prompt_hash_hex,
+              vendorId: body.vendor_id,
+            },
           }),
           headers: { 'cache-control': 'no-store' },
         }));

@@ -1,11 +1,14 @@
 // Public discovery documents (docs/protocol.md#discovery): the JSON Schema of agent receipts at
-// /.well-known/agent-receipt-v1.json and this deployment's A2A agent card at /.well-known/agent-card.json. Both name
-// the service by its public base URL (SVC_PUBLIC_URL, else the address the request came to).
+// /.well-known/agent-receipt-v1.json, the keys that sign receipts at /.well-known/agent-receipt-signing-keys.json, and
+// this deployment's A2A agent card at /.well-known/agent-card.json. Each names the service by its public base URL
+// (SVC_PUBLIC_URL, else the address the request came to).
 import { A2A_PROTOCOL_VERSION, AgentCard } from '@a2a-js/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { publicErrors } from '../../../contracts/common.ts';
-import { AgentCard as AgentCardDocument, AgentReceiptJsonSchema } from '../../../contracts/well-known.ts';
+import { AgentCard as AgentCardDocument, AgentReceiptJsonSchema, ReceiptSigningKeys } from '../../../contracts/well-known.ts';
+import type { GatewayKeyring } from '../../../infra/gateway-keys.ts';
+import { artifactSignatureAlgorithm } from '../../../signing/artifact-kinds.ts';
 import { publicBaseUrlOf } from '../../../config.ts';
 import { agentReceiptJsonSchema } from '../../../services/agent-receipt-schema.ts';
 
@@ -73,6 +76,33 @@ export function agentCardFor(baseUrl: string): AgentCard {
   };
 }
 
+/** The kinds this deployment's gateway keys sign, as the signing-keys document lists them. */
+export const gatewaySignedArtifactKinds = [
+  'svc.protocol_authorization_receipt_v1',
+  'svc.protocol_settlement_receipt_v1',
+  'svc.agent_receipt_v1',
+  'svc.agent_receipt_transparency_sth_v1',
+  'svc.transparency_tree_head_v1',
+  'svc.audit_export_manifest_v1',
+] as const;
+
+/** The signing-keys document: every published key as receipts carry it (lowercase hex), with its rotation status, so
+ * that a verifier can pin the keys it trusts (the public client's `expectedSigningPublicKeys`). */
+export function receiptSigningKeysFor(keyring: GatewayKeyring, baseUrl: string): ReceiptSigningKeys {
+  return {
+    schema_version: 1,
+    kind: 'svc.agent_receipt_signing_keys_v1',
+    issuer: baseUrl,
+    signing_algorithm: artifactSignatureAlgorithm,
+    artifact_kinds: [...gatewaySignedArtifactKinds],
+    jwks_uri: `${baseUrl}/.well-known/jwks.json`,
+    keys: keyring.verificationKeys.map((key) => ({ kid: key.kid, signing_public_key_ed25519_hex: key.publicKeyHex, status: key.status })),
+  };
+}
+
+/** The signing keys change with a rotation: cached as briefly as the JWKS. */
+const signingKeysCacheControl = 'public, max-age=300';
+
 /** Discovery documents change only with a deploy: cacheable for an hour, as the A2A SDK's own card handler does. */
 const cacheControl = 'public, max-age=3600';
 
@@ -86,6 +116,15 @@ export async function wellKnownRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       reply.header('cache-control', cacheControl);
       return AgentCard.toJSON(agentCardFor(publicBaseUrlOf(app.publicBaseUrl, request))) as AgentCardDocument;
+    },
+  );
+
+  routes.get(
+    '/.well-known/agent-receipt-signing-keys.json',
+    { config, schema: { summary: 'The keys that sign receipts and tree heads', response: { 200: ReceiptSigningKeys, ...publicErrors() } } },
+    async (request, reply) => {
+      reply.header('cache-control', signingKeysCacheControl);
+      return receiptSigningKeysFor(app.gatewayKeys, publicBaseUrlOf(app.publicBaseUrl, request));
     },
   );
 

@@ -1,8 +1,10 @@
-// POST /harbor/intents/{id}/evidence: payee-signed evidence, evaluated against the intent's release rule.
+// POST /harbor/intents/{id}/evidence: payee-signed evidence, evaluated against the intent's release rule; the
+// attestations and agent run the client sends in headers are stored with it for the intent's agent receipts.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { authenticatedBodyErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
-import { EvidenceAnswer, EvidenceBody, IntentIdParams } from '../../../contracts/intents.ts';
+import { authenticatedBodyErrors } from '../../../contracts/common.ts';
+import { EvidenceAnswer, EvidenceBody, EvidenceHeaders, IntentIdParams } from '../../../contracts/intents.ts';
+import { parseAgentRunId, parseAttestationsHeader } from '../../../engine/decide/attestations.ts';
 import { recordEvidence } from '../../../engine/evidence.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
 import { engineMutation } from '../engine-mutation.ts';
@@ -16,14 +18,19 @@ export async function evidenceRoutes(app: FastifyInstance): Promise<void> {
         summary: 'Submit payee-signed evidence',
         params: IntentIdParams,
         body: EvidenceBody,
-        headers: IdempotencyHeaders,
+        headers: EvidenceHeaders,
         response: { 200: EvidenceAnswer, ...authenticatedBodyErrors(404, 409, 422) },
       },
     },
     (request, reply) =>
       engineMutation<EvidenceAnswer>(app, request, reply, 'evidence', async (tx, principal) => {
+        // Judged before anything is written, so a bad header leaves the evidence unrecorded and can be sent again.
+        const provenance = {
+          externalAttestations: parseAttestationsHeader(request.headers['x-svc-agent-receipt-attestations']),
+          agentRunId: parseAgentRunId(request.headers['x-svc-agent-run-id']),
+        };
         // The schema's default has filled in `artifacts`.
-        const recorded = await recordEvidence(tx, principal.tenantId, request.params.intent_id, { ...request.body, artifacts: request.body.artifacts ?? [] });
+        const recorded = await recordEvidence(tx, principal.tenantId, request.params.intent_id, { ...request.body, artifacts: request.body.artifacts ?? [] }, provenance);
         return {
           status: 200,
           body: {

@@ -35,6 +35,8 @@ function presentSubmission(tenantId: string, submission: StoredEvidence): Eviden
     predicate_passed: submission.predicatePassed,
     // The evaluation as the evidence answer carried it: `{passed, trace}`, one step per evaluated clause.
     predicate_evaluation: submission.evaluation,
+    external_attestations: [...submission.externalAttestations],
+    agent_run_id: submission.agentRunId ?? null,
   };
 }
 

@@ -76,6 +76,7 @@ export async function merkleRoutes(instance: FastifyInstance): Promise<void> {
           tree_size: treeSize,
           kind: leaf.kind,
           artifact_id: leaf.artifactId,
+          leaf_format: leaf.leafFormat,
           leaf_hash: leaf.leafHash.toString('hex'),
           inclusion_proof: await readInclusionProof(tx, tenantId, leafIndex, treeSize),
           // The signed head of exactly this size, when one was published (every head's size is provable).
