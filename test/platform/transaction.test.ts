@@ -382,6 +382,50 @@ describe.each([
     });
   });
 
+  describe('undoableOnError', () => {
+    it('undoes what the work sent and queued after a failed statement, and commits what follows, with no round trip of its own', async () => {
+      const [kept, undone, queuedUndone, after] = [newTenantId(), newTenantId(), newTenantId(), newTenantId()];
+      const committed: string[] = [];
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        await tx.batch([insertTenantRow(kept)]);
+        await expect(tx.undoableOnError(async () => {
+          await tx.batch([insertTenantRow(undone)]);
+          tx.beforeCommit(insertTenantRow(queuedUndone));
+          tx.afterCommit(() => committed.push('undone'));
+          await tx.batch([insertTenantRow(newTenantId(), 'staging')]);
+        })).rejects.toMatchObject({ code: '23514' });
+        tx.beforeCommit(insertTenantRow(after));
+        tx.afterCommit(() => committed.push('after'));
+      });
+      // The opening, the savepoint with the work's first batch, its failing batch, and the rollback to the savepoint
+      // with the queued statement and COMMIT.
+      const texts = sent().map((query) => query.text);
+      expect(texts).toHaveLength(4);
+      expect(texts[1]).toMatch(/^SAVEPOINT undoable_\d+\n; INSERT/);
+      expect(texts[3]).toMatch(/^ROLLBACK TO SAVEPOINT undoable_\d+\n; INSERT[^]*\n; COMMIT$/);
+      expect(await Promise.all([kept, undone, queuedUndone, after].map(tenantCommitted))).toEqual([true, false, false, true]);
+      expect(committed).toEqual(['after']);
+      await expectPoolUsable();
+    });
+
+    it('drops an unsent savepoint when the work throws before any statement, and answers the work\'s value otherwise', async () => {
+      const [queuedUndone, kept] = [newTenantId(), newTenantId()];
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        await expect(tx.undoableOnError(async () => {
+          tx.beforeCommit(insertTenantRow(queuedUndone));
+          throw new Error('refused before any statement');
+        })).rejects.toThrow('refused before any statement');
+        await expect(tx.undoableOnError(async () => tx.run(insertTenantRow(kept)))).resolves.toBe(kept);
+      });
+      const texts = sent().map((query) => query.text);
+      expect(texts.filter((text) => text.includes('SAVEPOINT'))).toHaveLength(1);
+      expect(await Promise.all([queuedUndone, kept].map(tenantCommitted))).toEqual([false, true]);
+      await expectPoolUsable();
+    });
+  });
+
   // Regressions of bugs found in review. Each uses a database of its own, since the first bug, back, would leave a
   // connection inside an open transaction.
   describe('regressions', () => {
