@@ -40,6 +40,10 @@ export interface FundPhase1Facts {
   readonly claimed: FundingAttempt | undefined;
   /** Whether the rail can be asked what became of a credential it may have acted on (the adapter's `resolve`). */
   readonly railResolves: boolean;
+  /** The request's idempotency key, if it carries one (recorded with a claim). */
+  readonly idempotencyKey: string | undefined;
+  /** The attempt an earlier request under the same idempotency key claimed, still claimed or pending, if any. */
+  readonly keyed: FundingAttempt | undefined;
 }
 
 /** The claim of an attempt for one credential's rail call, queued to commit with the first phase. */
@@ -48,6 +52,7 @@ export interface AttemptClaim {
   readonly credentialDigest: Buffer;
   readonly credential: unknown;
   readonly live: boolean;
+  readonly idempotencyKey: string | undefined;
 }
 
 /** A challenge to answer with (402), and the `funding` fields it adds; with a problem for a refused credential. */
@@ -72,10 +77,12 @@ export type FundPhase1Decision = ChallengeDecision | RailCallDecision;
  * The first phase of a fund request: a challenge when the request carries no usable credential (or another
  * credential than the pending one), 409 `idempotency.request_in_progress` while another call holds the intent's
  * claim, else the rail call: a poll of a pending attempt, the resolution of a claim taken over after its lease, or
- * the credential judged against the challenge it names.
+ * the credential judged against the challenge it names. A retry of a request whose key claimed an attempt acts on
+ * that attempt, with the credential first presented (retriedRequest).
  */
 export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
-  const { intent, credential, attempt, claimed } = facts;
+  const { intent, claimed } = facts;
+  const { credential, attempt } = retriedRequest(facts) ?? facts;
   if (credential.kind === 'absent') return { kind: 'challenge', funding: { status: 'created' } };
   if (credential.kind === 'malformed') {
     return { kind: 'challenge', funding: { status: 'credential_rejected' }, problem: paymentProblem('malformed-credential', credential.reason) };
@@ -97,6 +104,7 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
     credentialDigest: credential.digest,
     credential: credential.data,
     live: facts.environment === 'live',
+    idempotencyKey: facts.idempotencyKey,
   });
   if (attempt?.status === 'pending') {
     if (!attempt.credentialDigest?.equals(credential.digest)) {
@@ -115,6 +123,21 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
     return { kind: 'resolve', credential, attempt, claim: claimOf(attempt), claimed: asked };
   }
   return { kind: 'authorize', credential, attempt, claim: claimOf(attempt), challenge: attempt.challenge };
+}
+
+/**
+ * The same request retried: its idempotency key claimed an attempt that is still claimed (its process may have
+ * died between the phases) or pending. The retry continues that attempt with the credential first presented,
+ * whatever it presents now: a client that lost its answer may have asked for a fresh challenge and answered it with
+ * a new credential, and that one reaching its rail could charge the principal a second time. So the claim is taken
+ * over once its lease is over (the rail asked what became of the first credential), a pending attempt is polled,
+ * and the new credential is never used. Undefined when there is no such attempt, or it kept no credential.
+ */
+function retriedRequest(facts: FundPhase1Facts): { credential: RailCredential; attempt: FundingAttempt } | undefined {
+  const { keyed } = facts;
+  if (!keyed?.credentialDigest || keyed.credential === null) return undefined;
+  const credential: RailCredential = { kind: 'credential', challengeId: keyed.challengeId, digest: keyed.credentialDigest, data: keyed.credential };
+  return { credential, attempt: keyed };
 }
 
 /** The rail call whose outcome the second phase records: the claimed attempt (if any), the credential it judged,
