@@ -211,11 +211,19 @@ class Transaction implements Queryable {
 
   /** Sends `statements` (after the opening, if it is still due) in one round trip; answers their own results. */
   async #send(statements: readonly SqlText[]): Promise<pg.QueryResult[]> {
-    if (this.#opening === undefined && this.#leading.length === 0 && statements.length <= 1) {
+    if (this.#opening === undefined && statements.length <= 1) {
       if (statements.length === 0) return [];
+      const lone = statements[0]!;
+      if (this.#leading.length > 0) {
+        // A savepoint due travels with the statement when inlining it means exactly what its parameters would;
+        // otherwise it takes a round trip of its own and the statement keeps the extended protocol.
+        const inlined = inlinedExactly(lone);
+        if (inlined !== undefined) return (await this.#sendText([...this.#leading.splice(0), inlined])).slice(-1);
+        await this.#sendText(this.#leading.splice(0));
+      }
       // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined, and under a
       // name, so each connection parses and plans it once.
-      const { text, values } = statements[0]!;
+      const { text, values } = lone;
       const name = this.#prepare ? preparedStatementName(text) : undefined;
       return [await this.#client.query({ name, text, values: values as unknown[] | undefined })];
     }
@@ -240,6 +248,17 @@ class Transaction implements Queryable {
   async #sendText(statements: readonly string[]): Promise<pg.QueryResult[]> {
     const result = (await this.#client.query(statements.join('\n; '))) as pg.QueryResult | pg.QueryResult[];
     return Array.isArray(result) ? result : [result];
+  }
+}
+
+/** `statement` with its values inlined, unless a value is a byte string (sent as a binary parameter, it would be
+ * read as bytea wherever it stands; inlined, only where Postgres reads bytea) or the text cannot be scanned. */
+function inlinedExactly(statement: SqlText): string | undefined {
+  if (statement.values?.some((value) => value instanceof Uint8Array)) return undefined;
+  try {
+    return inlineParameters(statement);
+  } catch {
+    return undefined;
   }
 }
 

@@ -426,6 +426,28 @@ describe.each([
     });
   });
 
+  describe('undoableOnError with lone statements', () => {
+    it('sends a due savepoint with a lone statement, or on its own before one that carries a byte string', async () => {
+      const [kept, keyName] = [newTenantId(), `key-${newTenantId()}`];
+      await database.system(async (tx) => tx.query('SELECT 1'));
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        await tx.query('SELECT 1');
+        await tx.undoableOnError(async () => tx.run(insertTenantRow(kept)));
+        // api_keys.secret_sha256 is a byte string: inlined, it would be read as text where a parameter is bytea.
+        await tx.undoableOnError(async () => tx.run(insertApiKeyRow('alpha', keyName)));
+      });
+      const texts = sent().map((query) => query.text);
+      expect(texts[1]).toMatch(/^SAVEPOINT undoable_\d+\n; INSERT INTO tenants/);
+      expect(texts[2]).toMatch(/^SAVEPOINT undoable_\d+$/);
+      expect(texts[3]).toMatch(/^\s*INSERT INTO api_keys/);
+      expect(sent()[3]!.values).toEqual(expect.arrayContaining([keyName]));
+      expect(await tenantCommitted(kept)).toBe(true);
+      expect(await apiKeyCommitted(keyName)).toBe(true);
+      await expectPoolUsable();
+    });
+  });
+
   // Regressions of bugs found in review. Each uses a database of its own, since the first bug, back, would leave a
   // connection inside an open transaction.
   describe('regressions', () => {
