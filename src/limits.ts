@@ -206,6 +206,10 @@ export const templateStringParameterLengthMax = 256;
 // ---- Maintenance ----
 /** How often a replica tries to run maintenance (expired intents, old idempotency records, old nonces). */
 export const maintenanceIntervalMs = 30_000;
+/** How soon after it starts a replica tries its first pass: once a funding claim orphaned by a crash just before the
+ * start has outlived its lease (fundingClaimLeaseMs), with a second's margin, so that a restart resolves it within
+ * seconds rather than after a whole interval. */
+export const maintenanceFirstPassDelayMs = fundingClaimLeaseMs + 1_000;
 /** Expired intents refunded per maintenance pass; the rest wait for the next pass. */
 export const maintenanceIntentsPerPassMax = 200;
 

@@ -18,6 +18,10 @@ RETRY_BACKOFF_JITTER_SECONDS = 0.1
 RETRY_BACKOFF_MAX_SECONDS = 5.0
 # `Retry-After` is honoured up to this; a server asking for more is capped, not obeyed.
 RETRY_AFTER_MAX_SECONDS = 30.0
+# How long a request answered 409 `idempotency.request_in_progress` is retried (same key and body, with backoff),
+# from the first such answer: another request under its key is still running, or died mid-call and is taken over
+# once its claim's 3 s lease is over. These retries do not count against `attempts_max`; the budget still applies.
+REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX = 20.0
 
 # Funding polls while the rail answers 202: every 2 s, up to 30 times.
 FUND_POLL_INTERVAL_SECONDS_DEFAULT = 2.0

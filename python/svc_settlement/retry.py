@@ -1,6 +1,7 @@
 # The retry rules as pure functions, so the transport stays a loop and the rules can be read and tested alone:
 # 401 once after a key refresh; 429 after Retry-After (else backoff) for any request; network failures and
-# 500/502/503/504 with backoff only for retry-safe requests; everything else never.
+# 500/502/503/504 with backoff only for retry-safe requests; 409 `idempotency.request_in_progress` with backoff,
+# for retry-safe requests, for a bounded time; everything else never.
 from __future__ import annotations
 
 import math
@@ -9,17 +10,28 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Callable, Literal
 
-from .defaults import RETRY_AFTER_MAX_SECONDS, RETRY_BACKOFF_BASE_SECONDS, RETRY_BACKOFF_JITTER_SECONDS, RETRY_BACKOFF_MAX_SECONDS
+from .defaults import (
+    REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX,
+    RETRY_AFTER_MAX_SECONDS,
+    RETRY_BACKOFF_BASE_SECONDS,
+    RETRY_BACKOFF_JITTER_SECONDS,
+    RETRY_BACKOFF_MAX_SECONDS,
+)
+
+# The engine's answer for a request whose key another request still holds: retry shortly, the same request.
+REQUEST_IN_PROGRESS_CODE = "idempotency.request_in_progress"
 
 _SECONDS_PATTERN = re.compile(r"^\d+(\.\d+)?$")
 
 
 @dataclass(frozen=True)
 class AttemptOutcome:
-    """What one attempt ended with: a network failure (status None) or a status with its Retry-After."""
+    """What one attempt ended with: a network failure (status None) or a status with its Retry-After and the error
+    envelope's code, when the answer has one."""
 
     status: int | None
     retry_after_seconds: float | None = None
+    code: str | None = None
 
 
 @dataclass(frozen=True)
@@ -27,10 +39,14 @@ class RetryState:
     # A GET, a POST carrying an idempotency key (same key and body on every attempt), or a POST the server treats
     # as pure. Policy-registry and key-registry POSTs are not: they honour no idempotency key.
     retry_safe: bool
+    # Attempts so far, this one included, not counting those answered 409 `idempotency.request_in_progress`.
     attempts: int
     attempts_max: int
     refreshed: bool
     can_refresh: bool
+    # Answers 409 `idempotency.request_in_progress` so far, this one included, and the time since the first.
+    in_progress_answers: int = 0
+    in_progress_elapsed_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -61,7 +77,18 @@ def parse_retry_after_seconds(value: str | None, now_epoch_seconds: float) -> fl
 
 
 def decide_retry(outcome: AttemptOutcome, state: RetryState, random: Callable[[], float]) -> RetryDecision:
-    """Whether and when to try again, always within the attempt bound (the caller also enforces the budget)."""
+    """Whether and when to try again, within the attempt bound but for the in-progress answers, which have their own
+    time bound (the caller also enforces the budget)."""
+    if outcome.status == 409 and outcome.code == REQUEST_IN_PROGRESS_CODE:
+        # The same request (a retry-safe one carries its key) is still running or being taken over: retry shortly.
+        if not state.retry_safe:
+            return RetryDecision("stop")
+        delay = outcome.retry_after_seconds
+        if delay is None:
+            delay = backoff_delay_seconds(state.in_progress_answers - 1, random)
+        if state.in_progress_elapsed_seconds + delay > REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX:
+            return RetryDecision("stop")
+        return RetryDecision("retry", delay)
     if state.attempts >= state.attempts_max:
         return RetryDecision("stop")
     backoff = RetryDecision("retry", backoff_delay_seconds(state.attempts - 1, random))

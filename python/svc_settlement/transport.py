@@ -16,7 +16,7 @@ import httpx
 
 from .defaults import SDK_USER_AGENT
 from .errors import SvcArgumentError, SvcConfigurationError, SvcConnectionError, SvcResponseError, engine_http_error_for
-from .retry import AttemptOutcome, RetryState, decide_retry, parse_retry_after_seconds
+from .retry import REQUEST_IN_PROGRESS_CODE, AttemptOutcome, RetryState, decide_retry, parse_retry_after_seconds
 
 T = TypeVar("T")
 _HEADER_VALUE = re.compile(r"^[\x20-\x7e\x80-\xff\t]*$")
@@ -127,6 +127,11 @@ def request_flow(config: TransportConfig, spec: RequestSpec) -> Flow[Response]:
     started = config.clock()
     attempts = 0
     refreshed = False
+    # Answers "request in progress" so far, when the first came, and the time waited since for them: their bound
+    # counts at least the waits (a caller's sleep may not take the clock's time).
+    in_progress_answers = 0
+    in_progress_since = 0.0
+    in_progress_waited = 0.0
     while True:
         attempts += 1
         remaining = config.retry_budget_seconds - (config.clock() - started)
@@ -136,14 +141,22 @@ def request_flow(config: TransportConfig, spec: RequestSpec) -> Flow[Response]:
             if 200 <= result.status < 300 or result.status in spec.expect_statuses:
                 return Response(result.status, result.headers, result.body_text, url, attempts, result.content)
             retry_after = parse_retry_after_seconds(result.headers.get("retry-after"), config.wall_clock())
-            outcome = AttemptOutcome(result.status, retry_after)
             failure: Exception = engine_http_error_for(result.status, url, result.body_text, result.headers.get("x-request-id"), retry_after)
+            outcome = AttemptOutcome(result.status, retry_after, getattr(failure, "code", None))
+            if outcome.status == 409 and outcome.code == REQUEST_IN_PROGRESS_CODE:
+                in_progress_answers += 1
+                if in_progress_answers == 1:
+                    in_progress_since = config.clock()
         else:
             outcome = AttemptOutcome(None)
             failure = result
+        in_progress_elapsed = max(config.clock() - in_progress_since, in_progress_waited) if in_progress_answers else 0.0
         decision = decide_retry(
             outcome,
-            RetryState(spec.retry_safe, attempts, config.attempts_max, refreshed, config.refresh_api_key is not None),
+            RetryState(
+                spec.retry_safe, attempts - in_progress_answers, config.attempts_max, refreshed, config.refresh_api_key is not None,
+                in_progress_answers, in_progress_elapsed,
+            ),
             config.random,
         )
         if decision.action == "stop":
@@ -159,6 +172,8 @@ def request_flow(config: TransportConfig, spec: RequestSpec) -> Flow[Response]:
         # A delay that would end past the budget is not worth starting: the caller gets the failure now.
         if config.clock() - started + decision.delay_seconds >= config.retry_budget_seconds:
             raise failure
+        if in_progress_answers and outcome.code == REQUEST_IN_PROGRESS_CODE:
+            in_progress_waited += decision.delay_seconds
         yield Sleep(decision.delay_seconds)
 
 

@@ -39,6 +39,9 @@ from svc_settlement import (
     parse_error_body,
 )
 
+from svc_settlement.defaults import REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX
+from svc_settlement.retry import AttemptOutcome, RetryDecision, RetryState, decide_retry
+
 from .scripted_server import DESTROY, Answer, ScriptedServer
 
 INTENT_PATH = "/harbor/intents"
@@ -226,6 +229,66 @@ def test_errors_are_typed_by_status_and_code_and_never_retried(server, answer, e
     assert raised.value.url == f"{scripted.url}/harbor/ledger/v1/tip"
     assert raised.value.body_text == (answer.body if isinstance(answer.body, str) else __import__("json").dumps(answer.body))
     assert len(scripted.to("/harbor/ledger/v1/tip")) == 1
+
+
+IN_PROGRESS = Answer(409, {"error": {"code": "idempotency.request_in_progress", "message": "retry shortly"}, "request_id": "req_1"})
+
+
+def test_a_request_in_progress_is_retried_with_backoff_and_the_same_bytes_past_the_attempt_bound(server):
+    answers = iter([IN_PROGRESS, IN_PROGRESS, IN_PROGRESS, Answer(503), IN_PROGRESS])
+
+    def script(request, index):
+        return next(answers, None) or intent_answer(request)
+
+    scripted = server(script)
+    delays: list[float] = []
+    _, agent_key = generate_key()
+    with open_client(scripted.url, delays, agent=AgentIdentity("agent-1", agent_key)) as client:
+        assert create(client, idempotency_key="create-after-crash")["state"] == "open"
+    attempts = scripted.to(INTENT_PATH)
+    assert len(attempts) == 6
+    # Exponential backoff with jitter, counted by in-progress answers; the 503 between them backs off as a 5xx does.
+    assert delays == pytest.approx([0.25, 0.45, 0.85, 0.25, 1.65])
+    assert {request.headers["idempotency-key"] for request in attempts} == {"create-after-crash"}
+    assert len({request.body for request in attempts}) == 1
+    assert len({request.headers["x-svc-agent-recognition-proof"] for request in attempts}) == 1
+
+
+def test_a_request_in_progress_is_given_up_after_its_time_bound_and_retry_after_is_honoured(server):
+    scripted = server(lambda request, index: IN_PROGRESS)
+    delays: list[float] = []
+    with open_client(scripted.url, delays) as client, pytest.raises(SvcIdempotencyError) as raised:
+        create(client)
+    assert raised.value.code == "idempotency.request_in_progress" and raised.value.status_code == 409
+    assert delays == pytest.approx([0.25, 0.45, 0.85, 1.65, 3.25, 5.0, 5.0])
+    assert sum(delays) <= REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX
+    assert len(scripted.to(INTENT_PATH)) == 8
+
+    answers = iter([Answer(409, {"error": {"code": "idempotency.request_in_progress"}}, {"retry-after": "2"})])
+    polite = server(lambda request, index: next(answers, None) or intent_answer(request))
+    polite_delays: list[float] = []
+    with open_client(polite.url, polite_delays) as client:
+        create(client)
+    assert polite_delays == [2.0]
+
+
+def test_a_request_in_progress_is_not_retried_when_the_request_is_not_retry_safe(server):
+    scripted = server(lambda request, index: IN_PROGRESS)
+    delays: list[float] = []
+    with open_client(scripted.url, delays) as client, pytest.raises(SvcIdempotencyError):
+        client.policies.draft("completion_budget_v1")
+    assert delays == [] and len(scripted.to("/harbor/policy/v1/drafts")) == 1
+
+
+def test_the_in_progress_rule_alone():
+    in_progress = AttemptOutcome(409, None, "idempotency.request_in_progress")
+    waiting = RetryState(True, 3, 3, False, False, 4, 3.0)
+    assert decide_retry(in_progress, RetryState(False, 3, 3, False, False, 4, 3.0), lambda: 0.0).action == "stop"
+    assert decide_retry(in_progress, waiting, lambda: 0.0) == RetryDecision("retry", 1.6)
+    assert decide_retry(AttemptOutcome(409, 0.7, "idempotency.request_in_progress"), waiting, lambda: 0.0) == RetryDecision("retry", 0.7)
+    assert decide_retry(in_progress, RetryState(True, 3, 3, False, False, 4, REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX - 1.6), lambda: 0.0).action == "retry"
+    assert decide_retry(in_progress, RetryState(True, 3, 3, False, False, 4, REQUEST_IN_PROGRESS_RETRY_SECONDS_MAX - 1.5), lambda: 0.0).action == "stop"
+    assert decide_retry(AttemptOutcome(409, None, "idempotency.key_reused"), waiting, lambda: 0.0).action == "stop"
 
 
 def test_parse_error_body_reads_both_forms_of_the_spec():

@@ -22,6 +22,8 @@ export interface FundingAttempt {
   readonly railDetails: Record<string, unknown> | null;
   /** The rail call went to a live rail (its settlement is then instructed to that rail). */
   readonly live: boolean;
+  /** The idempotency key of the fund request that last claimed this attempt, if it carried one. */
+  readonly idempotencyKey: string | null;
 }
 
 interface AttemptRow {
@@ -38,9 +40,10 @@ interface AttemptRow {
   credential: unknown;
   rail_details: Record<string, unknown> | null;
   live: boolean;
+  idempotency_key: string | null;
 }
 
-const columns = 'attempt_id, intent_id, rail, challenge_id, challenge, status, credential_digest, reference, polls, claimed_at, credential, rail_details, live';
+const columns = 'attempt_id, intent_id, rail, challenge_id, challenge, status, credential_digest, reference, polls, claimed_at, credential, rail_details, live, idempotency_key';
 
 const toAttempt = (row: AttemptRow): FundingAttempt => ({
   attemptId: row.attempt_id,
@@ -56,6 +59,7 @@ const toAttempt = (row: AttemptRow): FundingAttempt => ({
   credential: row.credential,
   railDetails: row.rail_details,
   live: row.live,
+  idempotencyKey: row.idempotency_key,
 });
 
 /** Queues the record of a challenge, to travel with COMMIT. Reissuing an identical challenge (x402 derives its id
@@ -112,19 +116,36 @@ export function findClaimedAttemptStatement(tenantId: string, intentId: string):
   };
 }
 
+/** The attempt of `intentId` that a fund request under idempotency key `key` claimed and that is still claimed or
+ * pending, if any: what a retry of that request continues. */
+export function findKeyedAttemptStatement(tenantId: string, intentId: string, key: string): Statement<FundingAttempt | undefined> {
+  return {
+    text: `SELECT ${columns} FROM funding_attempts
+           WHERE tenant_id = $1 AND intent_id = $2 AND idempotency_key = $3 AND (claimed_at IS NOT NULL OR status = 'pending')
+           ORDER BY updated_at DESC LIMIT 1`,
+    values: [tenantId, intentId, key],
+    read: ({ rows }) => rows[0] && toAttempt(rows[0] as AttemptRow),
+  };
+}
+
 /** Queues the claim of an attempt for a rail call by the credential with `credentialDigest`, to travel with COMMIT:
  * the first phase of funding (docs/engine.md "Funding in two phases"). The partial unique index
- * `funding_attempts_one_claim` admits one claim per intent. */
+ * `funding_attempts_one_claim` admits one claim per intent. A claim without a key (a keyless poll) keeps the key
+ * an earlier claim recorded, so that request's retries still find the attempt. */
 export function queueAttemptClaim(
   tx: Queryable,
   tenantId: string,
   attemptId: string,
-  claim: { credentialDigest: Buffer; credential: unknown; live: boolean; authorizationKey: string | null },
+  claim: { credentialDigest: Buffer; credential: unknown; live: boolean; authorizationKey: string | null; idempotencyKey: string | undefined },
 ): void {
   tx.beforeCommit({
-    text: `UPDATE funding_attempts SET claimed_at = now(), credential_digest = $3, credential = $4, live = $5, authorization_key = $6, updated_at = now()
+    text: `UPDATE funding_attempts SET claimed_at = now(), credential_digest = $3, credential = $4, live = $5,
+             authorization_key = COALESCE($6, authorization_key), idempotency_key = COALESCE($7, idempotency_key), updated_at = now()
            WHERE tenant_id = $1 AND attempt_id = $2`,
-    values: [tenantId, attemptId, claim.credentialDigest, JSON.stringify(claim.credential ?? null), claim.live, claim.authorizationKey],
+    values: [
+      tenantId, attemptId, claim.credentialDigest, JSON.stringify(claim.credential ?? null), claim.live, claim.authorizationKey,
+      claim.idempotencyKey ?? null,
+    ],
   });
 }
 

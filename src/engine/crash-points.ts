@@ -2,6 +2,7 @@
 // variable SVC_TEST_CRASH_AT names it. Unset, as in every deployment, nothing happens. test/engine/fund-phases.test.ts
 // uses `fund.after_phase1` to show that a crash between the two phases of funding loses and duplicates nothing.
 // `fund.after_rail_call` (test/rails/live-x402.test.ts): the rail has settled, our second phase has not committed.
+// test/rails/live-fund-takeover.test.ts uses both for the retries of a client that lost its answer.
 export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call';
 
 const armed = process.env.SVC_TEST_CRASH_AT;

@@ -14,19 +14,21 @@ import {
   findAttemptStatement,
   findAuthorizationHolderStatements,
   findClaimedAttemptStatement,
+  findKeyedAttemptStatement,
   queueAttemptClaim,
   queueAttemptUpdate,
   queueChallengeRecord,
   queueClaimRelease,
   type FundingAttempt,
 } from '../db/funding-attempt-repository.ts';
+import { queueAnswerOfBoundKey } from '../db/idempotency-record-repository.ts';
 import { lockIntentStatement, queueFundedTransition, queueStateGuard, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { findSettlementConfigStatement, openRailSecrets, type StoredSettlementConfig } from '../db/settlement-config-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Principal } from '../credentials/principal.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
 import { capabilityTokenLifetimeMaxSeconds, fundingClaimLeaseMs, railCallTimeoutMsDefault } from '../limits.ts';
-import type { Database, Queryable } from '../infra/database.ts';
+import type { Database, Queryable, Statement } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { CommittedFailure, type CallOutside, type EngineAnswer } from './answer.ts';
 import { crashPoint } from './crash-points.ts';
@@ -55,9 +57,12 @@ import {
   type RailCallDecision,
   type RailCredential,
 } from './decide.ts';
-import { checkIntentState } from './pipeline.ts';
+import { checkIntentState, idempotencyLockId } from './pipeline.ts';
 import { queueLedgerTransaction } from './ledger-posting.ts';
-import { fromStates, postingEntries, transitionOf, type Transition } from './lifecycle.ts';
+import { fromStates, lifecycle, postingEntries, transitionOf, type LifecycleOperation, type Transition } from './lifecycle.ts';
+
+/** The idempotency scope of fund requests, under which the sweeper answers a claim it resolved. */
+const fundOperation: LifecycleOperation = lifecycle.fund.idempotencyOperation!;
 
 export interface FundRequest {
   readonly principal: Principal;
@@ -67,9 +72,14 @@ export interface FundRequest {
   readonly keyring: GatewayKeyring;
   /** The secrets key and rail call deadline (live rails); default: no key, the default deadline. */
   readonly railRuntime?: RailRuntime;
+  /** The request's idempotency key, if any: a retry under it continues the attempt it claimed. */
+  readonly idempotencyKey?: string | undefined;
 }
 
 const noRailRuntime: RailRuntime = { secretBox: undefined, callTimeoutMs: railCallTimeoutMsDefault };
+
+/** Stands in the first round trip for the keyed look-up of a request without a key. */
+const noAttemptStatement: Statement<FundingAttempt | undefined> = { text: 'SELECT NULL', read: () => undefined };
 
 /** What a live adapter needs of the tenant: its secrets, opened with the deployment's key. A secret stored while
  * the deployment has no key (or another one) is the operator's to fix: 503, never a call without it. */
@@ -95,16 +105,18 @@ export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Da
   const intentId = request.intentId.toLowerCase();
   // Which rail applies is known only from the intent, but each rail's credential can be read without it: the
   // attempt a credential names then travels in the first round trip with the intent (locked first, as before),
-  // the tenant's rail configuration and any claim on the intent. A request presenting both rails' headers costs
-  // a second look-up, never a different answer.
+  // the tenant's rail configuration, any claim on the intent and the attempt this request's key claimed. A
+  // request presenting both rails' headers costs a second look-up, never a different answer.
   const presented = presentedCredentials(request.headers);
   // The holder of each presented payment authorization, looked up under that authorization's lock, last (after the
   // intent's): two statements per authorization, the lock and the look-up.
   const authorized = presented.filter(({ credential }) => credential.authorizationKey !== undefined);
-  const [found, config, claimed, ...rest] = await tx.batch([
+  const { idempotencyKey } = request;
+  const [found, config, claimed, keyed, ...rest] = await tx.batch([
     lockIntentStatement(principal.tenantId, intentId),
     findSettlementConfigStatement(principal.tenantId),
     findClaimedAttemptStatement(principal.tenantId, intentId),
+    idempotencyKey === undefined ? noAttemptStatement : findKeyedAttemptStatement(principal.tenantId, intentId, idempotencyKey),
     ...presented.map(({ rail, credential }) => findAttemptByChallengeStatement(principal.tenantId, intentId, rail, credential.challengeId)),
     ...authorized.flatMap(({ rail, credential }) => findAuthorizationHolderStatements(principal.tenantId, rail, credential.authorizationKey!)),
   ]);
@@ -137,6 +149,8 @@ export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Da
     claimed,
     railResolves: adapter.resolve !== undefined,
     authorizationHolder: holders.get(adapter.rail),
+    idempotencyKey,
+    keyed,
   });
   if (decision.kind === 'challenge') return challenge(tx, adapter, context, intent, decision.funding, decision.problem);
   if (decision.kind === 'authorization_reused') {
@@ -293,12 +307,15 @@ export type ClaimResolution = 'funded' | 'pending' | 'declined' | 'released' | '
  * A claim whose lease ran out (its process died between the phases, or its rail's outcome was unknown), resolved
  * by the sweeper as the retry would: the rail is asked what became of the credential (the adapter's `resolve`,
  * which never charges twice), with no lock held, and the outcome recorded in a second, guarded transaction: the
- * funding and its ledger posting, a pending or declined attempt, or the claim released. A rail that cannot tell
- * now leaves the claim for the next pass (or the client's retry).
+ * funding and its ledger posting, a pending or declined attempt, or the claim released. A funding is answered under
+ * the claiming request's idempotency key, as its own second phase would have, so that its retry gets the answer
+ * (with the capability token) rather than a 409. A rail that cannot tell now leaves the claim for the next pass (or
+ * the client's retry).
  */
 export async function resolveStaleClaim(
   database: Database,
   runtime: RailRuntime,
+  keyring: GatewayKeyring,
   claim: { tenantId: string; intentId: string; attemptId: string },
 ): Promise<ClaimResolution> {
   const { tenantId, intentId, attemptId } = claim;
@@ -347,26 +364,42 @@ export async function resolveStaleClaim(
     throw error;
   }
   try {
-    return await database.tenant(tenantId, async (tx): Promise<ClaimResolution> => {
-      const relocked = await tx.run(lockIntentStatement(tenantId, intentId));
-      if (!relocked || relocked.state !== 'open') return 'skipped';
-      // Decided as the fund route's second phase decides, and guarded like it: the claim must still be this
-      // credential's. Nothing is answered: the client's retry answers from the recorded outcome.
-      const decision = decideFundOutcome(relocked, { attempt, credentialDigest: digest, poll: false }, outcome);
-      if (decision.kind === 'refused') {
-        queueClaimRelease(tx, tenantId, attemptId, digest);
-        return 'released';
-      }
-      queueAttemptUpdate(tx, tenantId, attemptId, decision.update);
-      if (decision.kind !== 'funded') return decision.kind;
-      queueStateGuard(tx, relocked, 'open');
-      recordFunding(tx, relocked, adapter.rail, decision.reference);
-      return 'funded';
-    });
+    return await database.tenant(tenantId, (tx) => recordStaleClaimOutcome(tx, keyring, adapter.rail, tenantId, attempt, outcome));
   } catch (error) {
     // The claim was taken over or its outcome recorded meanwhile (a retry won): nothing to do.
     const code = (error as { code?: unknown }).code;
     if (code === '21000' || code === '23505') return 'skipped';
     throw error;
   }
+}
+
+/** The sweeper's second transaction for a stale claim: the rail's outcome recorded, decided and guarded as the fund
+ * route's second phase, and a funding answered under the claiming request's key. */
+async function recordStaleClaimOutcome(
+  tx: Queryable,
+  keyring: GatewayKeyring,
+  rail: RailName,
+  tenantId: string,
+  attempt: FundingAttempt,
+  outcome: CredentialOutcome,
+): Promise<ClaimResolution> {
+  const { intentId, attemptId, idempotencyKey } = attempt;
+  const keyScope = idempotencyKey === null ? undefined : { tenantId, operation: fundOperation, key: idempotencyKey };
+  // The key's lock first, then the intent's row: the order a fund request takes them in.
+  if (keyScope) await tx.query('SELECT pg_advisory_xact_lock($1)', [idempotencyLockId(tenantId, fundOperation, keyScope.key)]);
+  const relocked = await tx.run(lockIntentStatement(tenantId, intentId));
+  if (!relocked || relocked.state !== 'open') return 'skipped';
+  // Guarded like the route's second phase: the claim must still be this credential's.
+  const decision = decideFundOutcome(relocked, { attempt, credentialDigest: attempt.credentialDigest!, poll: false }, outcome);
+  if (decision.kind === 'refused') {
+    queueClaimRelease(tx, tenantId, attemptId, attempt.credentialDigest!);
+    return 'released';
+  }
+  queueAttemptUpdate(tx, tenantId, attemptId, decision.update);
+  if (decision.kind !== 'funded') return decision.kind;
+  queueStateGuard(tx, relocked, 'open');
+  const capabilityToken = await issueCapabilityToken(keyring, relocked);
+  const answer = fundedAnswer(recordFunding(tx, relocked, rail, decision.reference), decision, capabilityToken);
+  if (keyScope) queueAnswerOfBoundKey(tx, keyScope, { status: answer.status, headers: answer.headers ?? {}, body: JSON.stringify(answer.body) });
+  return 'funded';
 }

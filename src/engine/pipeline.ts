@@ -9,11 +9,19 @@
 // lock, so concurrent replays of a finished request never turn each other away. The stored answer is written in the
 // same transaction as the work, so a crash leaves neither the work nor the record, and the retry runs afresh. Only
 // final answers are stored: a 402 challenge or a 202 pending answer is not, so the same request re-sent with a rail
-// credential (or as a poll) runs again, as the rails' handshake needs.
+// credential (or as a poll) runs again, as the rails' handshake needs. But the key is bound to its first request's
+// fingerprint from that request's first execution, whatever it answered (an error included): another body under
+// the key is refused from then on.
 import { createHash } from 'node:crypto';
 import { lockIntent, type Intent, type IntentState, type LockedIntent } from '../db/intent-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import { isUniqueViolation, type Database, type Queryable, type Statement } from '../infra/database.ts';
+import {
+  findIdempotencyRecordStatement,
+  queueFinalAnswer,
+  queueIdempotencyBinding,
+  type IdempotencyScope,
+} from '../db/idempotency-record-repository.ts';
+import { isDatabaseUnavailable, isUniqueViolation, type Database, type Queryable, type Statement } from '../infra/database.ts';
 import { CommittedFailure, type CallOutside, type EngineAnswer, type ResponseHeaders } from './answer.ts';
 import { fromStates, type CommandName, type LifecycleOperation } from './lifecycle.ts';
 import { engineObserverOf, failureStatusOf, watchTransaction } from './observer.ts';
@@ -42,7 +50,8 @@ export interface CommandScope {
   readonly guard?: ((tx: Queryable) => Promise<void>) | undefined;
 }
 
-/** Final answers: successes except 202 (pending, to be polled). 402 and errors are never stored. */
+/** Final answers: successes except 202 (pending, to be polled). 402 and errors are never stored (only the key's
+ * binding to the request's fingerprint is). */
 const isFinal = (status: number): boolean => status >= 200 && status < 300 && status !== 202;
 
 /** A signed 64-bit lock id from the key's scope; a collision only makes one request wait its turn (409). */
@@ -96,24 +105,18 @@ async function runPhases(
   scope: CommandScope,
   begin: (tx: Queryable) => Promise<EngineAnswer | CallOutside>,
 ): Promise<IdempotentResult> {
-  const guard = scope.guard ?? (async () => {});
   for (let round = 1; ; round += 1) {
-    const first = await retryingConflicts(() =>
-      idempotentTransaction(database, scope, 'try', async (tx) => {
-        await guard(tx);
-        return begin(tx);
-      }),
-    );
+    const first = await retryingConflicts(() => idempotentTransaction(database, scope, 'try', begin));
     if (!('outside' in first)) return first;
     const finish = await first.outside();
     // Phase 2 is one message: its writes are guarded (compare and set) and travel with COMMIT, the stored answer
     // with them. A guard that misses or a stored answer already there fails the message and nothing commits: the
     // state moved between the phases, and the command starts over from phase 1, which answers from the new state.
+    // A phase 2 that fails after its writes (a rail that could not be reached) throws once they are committed.
     const second = await retryingConflicts(() => idempotentTransaction(database, scope, 'wait', finish)).catch((error: unknown) => {
       if (movedMeanwhile(error)) return undefined;
       throw error;
     });
-    if (second instanceof CommittedFailure) throw second.error;
     if (second !== undefined) return second;
     if (round === phasedRoundsMax) throw new Error(`${scope.operation}: the state moved between the phases ${round} times`);
   }
@@ -145,67 +148,121 @@ function movedMeanwhile(error: unknown): boolean {
   return code === '21000' || isUniqueViolation(error);
 }
 
-/** One tenant transaction of an idempotent command: replays a stored answer, else runs `work` and stores its final
- * answer with it. `lock` 'try' answers 409 when another request holds the key; 'wait' (phase 2) waits for the key's
- * lock and does not look: its stored answer's primary key refuses a second one. Phase 2 holds the key while it
- * commits its outcome and stored answer, so a duplicate's phase 1 sees either both (a replay) or neither (the intent
- * as it was, and the claim: 409 `idempotency.request_in_progress`), never the outcome without its answer. */
+/** One tenant transaction of an idempotent command. Lock 'try' (phase 1, or the whole command): replays a stored
+ * answer, or refuses another body than the key is bound to, or answers 409 when another request holds the key, or
+ * runs the guard and `work` and stores what the key needs with it: its final answer, or else its binding to this
+ * request's fingerprint, even when `work` fails. Lock 'wait' (phase 2) waits for the key's lock and does not look: a
+ * final answer already stored fails its message. Phase 2 holds the key while it commits its outcome and stored
+ * answer, so a duplicate's phase 1 sees either both (a replay) or neither (the intent as it was, and the claim: 409
+ * `idempotency.request_in_progress`), never the outcome without its answer. */
 async function idempotentTransaction<R extends object | undefined>(
   database: Database,
   scope: CommandScope,
   lock: 'try' | 'wait',
   work: (tx: Queryable) => Promise<EngineAnswer | R>,
-): Promise<IdempotentResult | Exclude<R, EngineAnswer>> {
+): Promise<IdempotentResult | Exclude<R, EngineAnswer | CommittedFailure>> {
   const { record } = scope;
-  if (record === undefined) {
-    return database.tenant(scope.tenantId, async (tx) => {
-      watchTransaction(tx, database);
-      const done = await work(tx);
-      return isAnswer(done) ? { ...done, replayed: false } : (done as unknown as Exclude<R, EngineAnswer>);
-    });
-  }
-  return database.tenant(scope.tenantId, async (tx) => {
+  const done = await database.tenant(scope.tenantId, async (tx) => {
     watchTransaction(tx, database);
-    if (lock === 'wait') {
-      // First in the message, before any row lock of the work: the key, then the intent, the order phase 1 takes.
-      tx.beforeCommit({ text: 'SELECT pg_advisory_xact_lock($1)', values: [idempotencyLockId(scope.tenantId, scope.operation, record.key)] });
-      return storeFinal(tx, scope, record, await work(tx));
+    if (record === undefined) {
+      if (lock === 'try') await scope.guard?.(tx);
+      return passOn(await work(tx));
     }
-    // The lock and the look-up share a round trip but not a snapshot: each statement of a batch reads what was
-    // committed when it starts, so a first request that commits and unlocks in between is seen by the look-up.
-    const [locked, stored] = await tx.batch([
-      tryAdvisoryLockStatement(idempotencyLockId(scope.tenantId, scope.operation, record.key)),
-      findRecordStatement(scope.tenantId, scope.operation, record.key),
-    ]);
-    if (stored) {
-      // A stored answer is final and never changes, so it is served whoever holds the lock: concurrent replays
-      // each hold it for their own short transaction, and none of them is a first request still running.
-      await scope.guard?.(tx);
-      if (!stored.fingerprint.equals(record.fingerprint)) throw new ServiceError('idempotency.key_reused');
-      return { status: stored.status, headers: stored.headers, body: JSON.parse(stored.body) as unknown, replayed: true };
-    }
-    // No answer yet and the lock held elsewhere: the first request is still running (its answer is not committed).
-    if (!locked) throw new ServiceError('idempotency.request_in_progress');
-    return storeFinal(tx, scope, record, await work(tx));
+    return keyedTransaction(tx, scope, record, lock, work);
   });
+  // A failure whose writes had to commit first (a claim released, a key's binding): committed, now thrown.
+  if (done instanceof CommittedFailure) throw done.error;
+  return done as IdempotentResult | Exclude<R, EngineAnswer | CommittedFailure>;
 }
 
-/** Queues the stored answer of a final answer, to travel with COMMIT; passes on what is not an answer. */
-function storeFinal<R>(
+/** The keyed part of idempotentTransaction, in its transaction. */
+async function keyedTransaction<R extends object | undefined>(
   tx: Queryable,
-  scope: { tenantId: string; operation: IdempotentOperation },
-  { key, fingerprint }: { key: string; fingerprint: Buffer },
-  done: EngineAnswer | R,
-): IdempotentResult | Exclude<R, EngineAnswer> {
-  if (!isAnswer(done)) return done as unknown as Exclude<R, EngineAnswer>;
-  if (isFinal(done.status)) {
-    tx.beforeCommit({
-      text: `INSERT INTO idempotency_records (tenant_id, operation, idempotency_key, fingerprint, response_status, response_headers, response_body)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      values: [scope.tenantId, scope.operation, key, fingerprint, done.status, JSON.stringify(done.headers ?? {}), JSON.stringify(done.body)],
-    });
+  scope: CommandScope,
+  record: IdempotencyRecord,
+  lock: 'try' | 'wait',
+  work: (tx: Queryable) => Promise<EngineAnswer | R>,
+): Promise<IdempotentResult | Exclude<R, EngineAnswer> | CommittedFailure> {
+  const key = { tenantId: scope.tenantId, operation: scope.operation, key: record.key };
+  if (lock === 'wait') {
+    // First in the message, before any row lock of the work: the key, then the intent, the order phase 1 takes.
+    tx.beforeCommit({ text: 'SELECT pg_advisory_xact_lock($1)', values: [idempotencyLockId(scope.tenantId, scope.operation, record.key)] });
+    return storeAnswer(tx, key, record.fingerprint, await work(tx), { bind: false });
   }
-  return { ...done, replayed: false };
+  const { guard } = scope;
+  // The lock and the look-up share a round trip but not a snapshot: each statement of a batch reads what was
+  // committed when it starts, so a first request that commits and unlocks in between is seen by the look-up.
+  const [locked, stored] = await tx.batch([
+    tryAdvisoryLockStatement(idempotencyLockId(scope.tenantId, scope.operation, record.key)),
+    findIdempotencyRecordStatement(key),
+  ]);
+  const sameRequest = stored === undefined || stored.fingerprint.equals(record.fingerprint);
+  if (stored?.answer || !sameRequest) {
+    // A stored answer is final and never changes, so it is served whoever holds the lock: concurrent replays each
+    // hold it for their own short transaction, and none of them is a first request still running. A bound key
+    // refuses another body whether or not its first request still runs.
+    await guard?.(tx);
+    if (!sameRequest) throw new ServiceError('idempotency.key_reused');
+    const { status, headers, body } = stored!.answer!;
+    return { status, headers, body: JSON.parse(body) as unknown, replayed: true };
+  }
+  // No answer yet and the lock held elsewhere: the first request is still running (its answer is not committed).
+  if (!locked) throw new ServiceError('idempotency.request_in_progress');
+  if (stored === undefined) return firstExecution(tx, key, record.fingerprint, guard, work);
+  // Bound by an earlier execution that answered no final answer (an error, 402, 202): the same request runs again.
+  await guard?.(tx);
+  return storeAnswer(tx, key, record.fingerprint, await work(tx), { bind: false });
+}
+
+/** The key's first execution, under its lock: `work`'s outcome stored with the key's binding. When `work` fails
+ * (after the guard passed), what it did is undone and the binding alone commits, then the failure is thrown: the
+ * key stays bound to this request's body. A guard that fails (the request is not the agent's), or a database that
+ * cannot be reached, binds nothing; nor does a statement that fails with COMMIT, which the row locks taken before
+ * make a programmer's error. */
+async function firstExecution<R extends object | undefined>(
+  tx: Queryable,
+  key: IdempotencyScope,
+  fingerprint: Buffer,
+  guard: ((tx: Queryable) => Promise<void>) | undefined,
+  work: (tx: Queryable) => Promise<EngineAnswer | R>,
+): Promise<IdempotentResult | Exclude<R, EngineAnswer> | CommittedFailure> {
+  let guarded = false;
+  let done: EngineAnswer | R;
+  try {
+    done = await tx.undoableOnError(async () => {
+      await guard?.(tx);
+      guarded = true;
+      return work(tx);
+    });
+  } catch (error) {
+    if (!guarded || isDatabaseUnavailable(error)) throw error;
+    queueIdempotencyBinding(tx, key, fingerprint);
+    return new CommittedFailure(error as Error);
+  }
+  return storeAnswer(tx, key, fingerprint, done, { bind: true });
+}
+
+/** Queues what the key needs of `done`, to travel with COMMIT: a final answer stored; anything else (a 402, a 202,
+ * a call to make outside) the key's binding, when the key is not bound yet (`bind`). Passes on what is not an
+ * answer. */
+function storeAnswer<R>(
+  tx: Queryable,
+  key: IdempotencyScope,
+  fingerprint: Buffer,
+  done: EngineAnswer | R,
+  { bind }: { bind: boolean },
+): IdempotentResult | Exclude<R, EngineAnswer> {
+  if (isAnswer(done) && isFinal(done.status)) {
+    queueFinalAnswer(tx, key, fingerprint, { status: done.status, headers: done.headers ?? {}, body: JSON.stringify(done.body) });
+  } else if (bind) {
+    queueIdempotencyBinding(tx, key, fingerprint);
+  }
+  return passOn(done);
+}
+
+/** An answer, marked as not replayed; anything else passed on as it is. */
+function passOn<R>(done: EngineAnswer | R): IdempotentResult | Exclude<R, EngineAnswer> {
+  return isAnswer(done) ? { ...done, replayed: false } : (done as unknown as Exclude<R, EngineAnswer>);
 }
 
 const isAnswer = (value: unknown): value is EngineAnswer =>
@@ -213,23 +270,4 @@ const isAnswer = (value: unknown): value is EngineAnswer =>
 
 function tryAdvisoryLockStatement(lockId: string): Statement<boolean> {
   return { text: 'SELECT pg_try_advisory_xact_lock($1) AS locked', values: [lockId], read: ({ rows }) => rows[0].locked === true };
-}
-
-interface StoredAnswer {
-  readonly fingerprint: Buffer;
-  readonly status: number;
-  readonly headers: ResponseHeaders;
-  readonly body: string;
-}
-
-function findRecordStatement(tenantId: string, operation: string, key: string): Statement<StoredAnswer | undefined> {
-  return {
-    text: `SELECT fingerprint, response_status, response_headers, response_body FROM idempotency_records
-           WHERE tenant_id = $1 AND operation = $2 AND idempotency_key = $3`,
-    values: [tenantId, operation, key],
-    read: ({ rows }) => {
-      const row = rows[0] as { fingerprint: Buffer; response_status: number; response_headers: ResponseHeaders; response_body: string } | undefined;
-      return row && { fingerprint: row.fingerprint, status: row.response_status, headers: row.response_headers, body: row.response_body };
-    },
-  };
 }

@@ -34,6 +34,10 @@ export interface Queryable {
   /** Runs `callback` once the transaction has committed (never when it rolls back): for process-local caches that
    * must not be refilled from what the transaction saw before its COMMIT. It must not throw. */
   afterCommit(callback: () => void): void;
+  /** Runs `work` after a savepoint, which travels with the next statement (no round trip of its own). If `work`
+   * throws, all it did is undone (its statements, and the statements and callbacks it queued), the transaction stays
+   * usable for what follows, and the error is rethrown. */
+  undoableOnError<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
@@ -168,6 +172,9 @@ class Transaction implements Queryable {
   readonly #client: pg.PoolClient;
   /** BEGIN and the settings, until they have been sent with the first statement. */
   #opening: readonly string[] | undefined;
+  /** Savepoint commands to send before the next statements, in the same message. */
+  readonly #leading: string[] = [];
+  #savepoints = 0;
   readonly #queued: string[] = [];
   readonly #afterCommit: (() => void)[] = [];
   /** Whether lone statements are prepared by name on the connection (not where connections share one session). */
@@ -202,12 +209,32 @@ class Transaction implements Queryable {
     this.#afterCommit.push(callback);
   }
 
+  async undoableOnError<T>(work: () => Promise<T>): Promise<T> {
+    const name = `undoable_${(this.#savepoints += 1)}`;
+    const savepoint = `SAVEPOINT ${name}`;
+    this.#leading.push(savepoint);
+    const queued = this.#queued.length;
+    const callbacks = this.#afterCommit.length;
+    try {
+      return await work();
+    } catch (error) {
+      this.#queued.length = queued;
+      this.#afterCommit.length = callbacks;
+      // Unsent, the savepoint is simply dropped; sent, the rollback to it leads the next message, which also clears
+      // a failed statement's aborted state.
+      const unsent = this.#leading.indexOf(savepoint);
+      if (unsent !== -1) this.#leading.splice(unsent, 1);
+      else this.#leading.push(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw error;
+    }
+  }
+
   runAfterCommit(): void {
     for (const callback of this.#afterCommit.splice(0)) callback();
   }
 
   async commit(): Promise<void> {
-    // A transaction that never sent a statement has nothing to commit.
+    // A transaction that never sent a statement has nothing to commit (an unsent savepoint protects nothing).
     if (this.#opening !== undefined && this.#queued.length === 0) return;
     const results = await this.#sendText([...this.#takeOpening(), ...this.#queued.splice(0), 'COMMIT']);
     // Postgres answers COMMIT with ROLLBACK when a statement failed earlier and the work caught its error: the
@@ -217,6 +244,7 @@ class Transaction implements Queryable {
 
   async rollback(): Promise<void> {
     this.#queued.length = 0;
+    this.#leading.length = 0;
     this.#afterCommit.length = 0;
     if (this.#opening !== undefined) return;
     await this.#client.query('ROLLBACK');
@@ -226,9 +254,17 @@ class Transaction implements Queryable {
   async #send(statements: readonly SqlText[]): Promise<pg.QueryResult[]> {
     if (this.#opening === undefined && statements.length <= 1) {
       if (statements.length === 0) return [];
+      const lone = statements[0]!;
+      if (this.#leading.length > 0) {
+        // A savepoint due travels with the statement when inlining it means exactly what its parameters would;
+        // otherwise it takes a round trip of its own and the statement keeps the extended protocol.
+        const inlined = inlinedExactly(lone);
+        if (inlined !== undefined) return (await this.#sendText([...this.#leading.splice(0), inlined])).slice(-1);
+        await this.#sendText(this.#leading.splice(0));
+      }
       // Alone, a statement keeps the extended protocol: its values travel as parameters, not inlined, and under a
       // name, so each connection parses and plans it once.
-      const { text, values } = statements[0]!;
+      const { text, values } = lone;
       const name = this.#prepare ? preparedStatementName(text) : undefined;
       return [await this.#client.query({ name, text, values: values as unknown[] | undefined })];
     }
@@ -240,11 +276,12 @@ class Transaction implements Queryable {
     return results.slice(opening.length);
   }
 
-  /** The opening once: after its first send the transaction counts as begun, even if that send failed. */
+  /** The opening once (after its first send the transaction counts as begun, even if that send failed), then any
+   * savepoint commands due. */
   #takeOpening(): readonly string[] {
     const opening = this.#opening ?? [];
     this.#opening = undefined;
-    return opening;
+    return [...opening, ...this.#leading.splice(0)];
   }
 
   /** One simple-query message. A line break before each `;` keeps a statement's closing `--` comment from
@@ -252,6 +289,17 @@ class Transaction implements Queryable {
   async #sendText(statements: readonly string[]): Promise<pg.QueryResult[]> {
     const result = (await this.#client.query(statements.join('\n; '))) as pg.QueryResult | pg.QueryResult[];
     return Array.isArray(result) ? result : [result];
+  }
+}
+
+/** `statement` with its values inlined, unless a value is a byte string (sent as a binary parameter, it would be
+ * read as bytea wherever it stands; inlined, only where Postgres reads bytea) or the text cannot be scanned. */
+function inlinedExactly(statement: SqlText): string | undefined {
+  if (statement.values?.some((value) => value instanceof Uint8Array)) return undefined;
+  try {
+    return inlineParameters(statement);
+  } catch {
+    return undefined;
   }
 }
 

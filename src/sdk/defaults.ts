@@ -20,6 +20,11 @@ export const retryBackoffJitterMs = 100;
 export const retryBackoffMaxMs = 5_000;
 /** `Retry-After` is honoured up to this; a server asking for more is capped, not obeyed. */
 export const retryAfterMaxMs = 30_000;
+/** How long a request answered 409 `idempotency.request_in_progress` is retried (same key and body, with backoff),
+ * from the first such answer: another request under its key is still running, or died mid-call and is taken over
+ * once its claim's 3 s lease is over. These retries do not count against `attemptsMax`; the retry budget still
+ * bounds them. */
+export const requestInProgressRetryMsMax = 20_000;
 
 /** Funding polls while the rail answers 202 (docs/sdk.md#intents-clientintents: every 2 s, up to 30). */
 export const fundPollIntervalMsDefault = 2_000;

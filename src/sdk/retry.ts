@@ -1,19 +1,25 @@
 // The retry rules as pure functions (spec "Retry rules", docs/sdk.md#retries), so the transport stays a loop and
 // the rules can be read and tested on their own.
-import { retryAfterMaxMs, retryBackoffBaseMs, retryBackoffJitterMs, retryBackoffMaxMs } from './defaults.ts';
+import { requestInProgressRetryMsMax, retryAfterMaxMs, retryBackoffBaseMs, retryBackoffJitterMs, retryBackoffMaxMs } from './defaults.ts';
 
-/** What one attempt ended with. */
+/** What one attempt ended with; `code` is the error envelope's code, when the answer has one. */
 export type AttemptOutcome =
   | { readonly kind: 'network' }
-  | { readonly kind: 'status'; readonly status: number; readonly retryAfterMs?: number | undefined };
+  | { readonly kind: 'status'; readonly status: number; readonly retryAfterMs?: number | undefined; readonly code?: string | undefined };
+
+/** The engine's answer for a request whose key another request still holds: retry shortly, the same request. */
+export const requestInProgressCode = 'idempotency.request_in_progress';
 
 export interface RetryState {
   /** The request may be repeated: a GET, a POST carrying an idempotency key (same key and body on every attempt),
    * or a POST the server treats as pure. */
   readonly retrySafe: boolean;
-  /** Attempts made so far, this one included. */
+  /** Attempts made so far, this one included, not counting those answered 409 `idempotency.request_in_progress`. */
   readonly attempts: number;
   readonly attemptsMax: number;
+  /** Answers 409 `idempotency.request_in_progress` so far, this one included, and the time since the first. */
+  readonly inProgressAnswers: number;
+  readonly inProgressElapsedMs: number;
   /** Whether a 401 was already answered by refreshing the API key (only once per request). */
   readonly refreshed: boolean;
   /** Whether the client has a `refreshApiKey` callback. */
@@ -51,10 +57,18 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs: numbe
  * - 401: once, after refreshing the API key, when the client can refresh (the request was not processed);
  * - 429: after `Retry-After` (else backoff), for any request (a rate-limited request was not processed);
  * - network failures and 500/502/503/504: with backoff, only when the request is retry-safe;
- * - everything else (400, 402, 403, 404, 409, 422, …): never.
- * Always within the attempt bound; the caller also enforces the time budget.
+ * - 409 `idempotency.request_in_progress`: with backoff (or `Retry-After`), only when the request is retry-safe (it
+ *   carries its key: the same request), for at most `requestInProgressRetryMsMax` from the first such answer,
+ *   outside the attempt bound;
+ * - everything else (400, 402, 403, 404, other 409s, 422, …): never.
+ * Always within the attempt bound (but for the in-progress answers); the caller also enforces the time budget.
  */
 export function decideRetry(outcome: AttemptOutcome, state: RetryState, random: () => number = Math.random): RetryDecision {
+  if (outcome.kind === 'status' && outcome.status === 409 && outcome.code === requestInProgressCode) {
+    if (!state.retrySafe) return { action: 'stop' };
+    const delayMs = outcome.retryAfterMs ?? backoffDelayMs(state.inProgressAnswers - 1, random);
+    return state.inProgressElapsedMs + delayMs > requestInProgressRetryMsMax ? { action: 'stop' } : { action: 'retry', delayMs };
+  }
   if (state.attempts >= state.attemptsMax) return { action: 'stop' };
   const backoff = { action: 'retry', delayMs: backoffDelayMs(state.attempts - 1, random) } as const;
   if (outcome.kind === 'network') return state.retrySafe ? backoff : { action: 'stop' };

@@ -1,9 +1,9 @@
 // One HTTP request with the SDK's retry rules: identical bytes on every attempt (method, URL, body, idempotency
 // key, recognition proof; only `authorization` changes after a refresh), a per-attempt timeout, an attempt bound
-// and a time budget. Non-2xx answers become typed errors unless the caller expects them (fund's 402 and 202).
+// (answers "request in progress" have their own time bound) and a time budget. Non-2xx answers become typed errors unless the caller expects them (fund's 402 and 202).
 import { sdkUserAgent } from './defaults.ts';
-import { engineHttpErrorFor, SvcArgumentError, SvcConfigurationError, SvcConnectionError, SvcResponseError } from './errors.ts';
-import { decideRetry, parseRetryAfterMs, type AttemptOutcome } from './retry.ts';
+import { engineHttpErrorFor, parseErrorBody, SvcArgumentError, SvcConfigurationError, SvcConnectionError, SvcResponseError } from './errors.ts';
+import { decideRetry, parseRetryAfterMs, requestInProgressCode, type AttemptOutcome } from './retry.ts';
 
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -70,6 +70,8 @@ export class Transport {
     }
     const startedMs = options.now();
     let attempts = 0;
+    let inProgressAnswers = 0;
+    let inProgressSinceMs = 0;
     let refreshed = false;
     for (;;) {
       attempts += 1;
@@ -79,13 +81,23 @@ export class Transport {
       if (result.kind === 'response') {
         const { response } = result;
         if ((response.status >= 200 && response.status < 300) || spec.expectStatuses?.includes(response.status)) return response;
-        outcome = { kind: 'status', status: response.status, retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after'), options.now()) };
+        const code = response.status === 409 ? parseErrorBody(response.bodyText).code : undefined;
+        outcome = { kind: 'status', status: response.status, retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after'), options.now()), code };
+        if (code === requestInProgressCode && (inProgressAnswers += 1) === 1) inProgressSinceMs = options.now();
       } else {
         outcome = { kind: 'network' };
       }
       const decision = decideRetry(
         outcome,
-        { retrySafe: spec.retrySafe, attempts, attemptsMax: options.attemptsMax, refreshed, canRefresh: options.refreshApiKey !== undefined },
+        {
+          retrySafe: spec.retrySafe,
+          attempts: attempts - inProgressAnswers,
+          attemptsMax: options.attemptsMax,
+          inProgressAnswers,
+          inProgressElapsedMs: inProgressAnswers === 0 ? 0 : options.now() - inProgressSinceMs,
+          refreshed,
+          canRefresh: options.refreshApiKey !== undefined,
+        },
         options.random,
       );
       const failure = () => (result.kind === 'network' ? result.error : errorFor(result.response, outcome));

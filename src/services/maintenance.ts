@@ -16,11 +16,13 @@ import {
   railSweepBatchMax,
 } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { expireIntents } from '../engine/expire.ts';
 import { liveAdapterFor, RailUnavailableError, resolveRailName, type InstructionOutcome, type RailRuntime } from '../rails/index.ts';
 
-/** Any fixed number: replicas agree on it, and it differs from the migration lock. */
-const maintenanceLockKey = '7213402118';
+/** Any fixed number: replicas agree on it, and it differs from the migration lock. Whoever holds it (a pass in
+ * another replica, or a test keeping the sweeper out of its way) makes the other passes do nothing. */
+export const maintenanceLockKey = '7213402118';
 
 /** Rows that have outlived their use, each table with the statement that forgets them (as the system role). */
 const pruneTasks = {
@@ -78,7 +80,7 @@ export async function runMaintenance(
       }
       return counts;
     });
-    const rails = await runRailSweep(database, railRuntime, now);
+    const rails = await runRailSweep(database, railRuntime, effects.keyring, now);
     await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
     return { ran: true, refunded, deleted, rails };
   });
@@ -99,10 +101,11 @@ function nextTryDelayMs(attempts: number): number {
 /**
  * The live rails' sweep, part of every maintenance pass (tests call it by hand): each due pending instruction is
  * carried out through its rail's adapter, with no transaction open, and its outcome recorded; each funding claim
- * past its lease is resolved (src/engine/fund.ts resolveStaleClaim). An unreachable rail is retried on later passes;
+ * past its lease is resolved (src/engine/fund.ts resolveStaleClaim; `keyring` signs the capability token of a funding
+ * it answers under the claiming request's key). An unreachable rail is retried on later passes;
  * an instruction that failed `railInstructionAttemptsMax` times is marked failed, for the operator.
  */
-export async function runRailSweep(database: Database, runtime: RailRuntime, now = new Date()): Promise<RailSweepReport> {
+export async function runRailSweep(database: Database, runtime: RailRuntime, keyring: GatewayKeyring, now = new Date()): Promise<RailSweepReport> {
   const instructions = { succeeded: 0, pending: 0, failed: 0 };
   const due = await database.system((tx) => findDueInstructions(tx, now, railSweepBatchMax));
   for (const instruction of due) {
@@ -111,7 +114,7 @@ export async function runRailSweep(database: Database, runtime: RailRuntime, now
   }
   const claims: Record<ClaimResolution, number> = { funded: 0, pending: 0, declined: 0, released: 0, skipped: 0 };
   const stale = await database.system((tx) => findStaleClaims(tx, new Date(now.getTime() - fundingClaimLeaseMs), railSweepBatchMax));
-  for (const claim of stale) claims[await resolveStaleClaim(database, runtime, claim)] += 1;
+  for (const claim of stale) claims[await resolveStaleClaim(database, runtime, keyring, claim)] += 1;
   return { instructions, claims };
 }
 

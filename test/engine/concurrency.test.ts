@@ -122,3 +122,51 @@ describe('100 concurrent replays of a finished create over two processes', () =>
     }
   });
 });
+
+describe('one key, two different bodies at once over two processes', () => {
+  const pairs = 12;
+  const classOf = (answer: HttpAnswer) => (answer.status === 409 ? `409 ${answer.json?.error?.code}` : String(answer.status));
+  const refusals = ['409 idempotency.request_in_progress', '409 idempotency.key_reused'];
+
+  /** Each pair's two bodies sent at once under the pair's key, one to each process; then, with the first of the pair
+   * that ran known, each body re-sent from the other process: the key must be bound to the one that ran. */
+  async function raceAndResend(bodies: Array<readonly [object, object]>, keyPrefix: string, ran: string): Promise<Array<{ winner: number; again: string[] }>> {
+    return Promise.all(bodies.map(async (pair, index) => {
+      const headers = { 'idempotency-key': `${keyPrefix}-${index}` };
+      const answers = await Promise.all(pair.map((body, side) => call(servers[side]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, headers)));
+      const classes = answers.map(classOf);
+      expect(classes.filter((c) => c === ran), `pair ${index}: ${classes.join(', ')}`).toHaveLength(1);
+      expect(refusals, `pair ${index}: ${classes.join(', ')}`).toContain(classes.find((c) => c !== ran));
+      const winner = classes.indexOf(ran);
+      // One after the other: at once, either could find the other holding the key's lock (409 in progress).
+      const again: string[] = [];
+      for (const [side, body] of pair.entries()) again.push(classOf(await call(servers[1 - side]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, headers)));
+      return { winner, again };
+    }));
+  }
+
+  it('failing bodies: exactly one of each pair runs, and the key stays bound to it', async () => {
+    // Amounts the principal did not sign: each body, when it runs, answers 400 and stores no answer.
+    const tampered = () => ({ ...signedCreateBody({ tenantId: tenant.tenantId, principal, payee }), amount_cents: 1 });
+    const results = await raceAndResend(Array.from({ length: pairs }, () => [tampered(), tampered()] as const), `bind-failing-${Date.now()}`, '400');
+    for (const { winner, again } of results) {
+      // The body that ran runs again (a failure is not replayed); the other stays refused.
+      expect(again[winner]).toBe('400');
+      expect(again[1 - winner]).toBe('409 idempotency.key_reused');
+    }
+  }, 60_000);
+
+  it('succeeding bodies: exactly one intent per key', async () => {
+    const bodies = Array.from({ length: pairs }, () => [
+      signedCreateBody({ tenantId: tenant.tenantId, principal, payee }), signedCreateBody({ tenantId: tenant.tenantId, principal, payee }),
+    ] as const);
+    const results = await raceAndResend(bodies, `bind-succeeding-${Date.now()}`, '201');
+    for (const [index, { winner, again }] of results.entries()) {
+      expect(again[winner]).toBe('201');
+      expect(again[1 - winner]).toBe('409 idempotency.key_reused');
+      const ids = bodies[index]!.map((body) => body.intent_id as string);
+      const found = await db.tenant(tenant.tenantId, async (tx) => (await tx.query('SELECT intent_id FROM intents WHERE intent_id = ANY($1)', [ids])).rows);
+      expect(found).toEqual([{ intent_id: ids[winner] }]);
+    }
+  }, 60_000);
+});

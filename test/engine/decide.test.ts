@@ -227,12 +227,15 @@ function attempt(overrides: Partial<FundingAttempt> = {}): FundingAttempt {
     credential: null,
     railDetails: null,
     live: false,
+    idempotencyKey: null,
     ...overrides,
   };
 }
 
 const phase1 = (facts: Partial<FundPhase1Facts>) =>
-  decideFundPhase1({ intent: openIntent, environment: 'sandbox', credential, attempt: undefined, claimed: undefined, railResolves: false, ...facts });
+  decideFundPhase1({
+    intent: openIntent, environment: 'sandbox', credential, attempt: undefined, claimed: undefined, railResolves: false, idempotencyKey: undefined, keyed: undefined, ...facts,
+  });
 
 describe('checkFundingDeadline', () => {
   it('refuses funding at the deadline, and allows it a millisecond before', () => {
@@ -277,6 +280,41 @@ describe('decideFundPhase1', () => {
       claimed: { challenge: dead.challenge, credential: credential.data, digest, reference: 'ref_9' },
     });
     expect(phase1({ attempt: dead, claimed: dead, railResolves: false })).toMatchObject({ kind: 'authorize', attempt: dead, challenge: dead.challenge });
+  });
+
+  it('continues the attempt a retry\'s key claimed, with the credential first presented, whatever it presents now', () => {
+    const firstDigest = Buffer.alloc(32, 5);
+    const first = { payload: 'first' };
+    const claimedBy = (claimedAt: Date) => attempt({ attemptId: 'att_0', claimedAt, credentialDigest: firstDigest, credential: first, idempotencyKey: 'key_1' });
+    // Another credential (a fresh challenge answered), or none, under the same key: still this request, in progress.
+    const running = claimedBy(new Date(nowMs - fundingClaimLeaseMs + 1));
+    for (const presented of [credential, { kind: 'absent' } as const]) {
+      expect(refusal(() => phase1({ credential: presented, attempt: attempt(), claimed: running, keyed: running, idempotencyKey: 'key_1' })).code)
+        .toBe('idempotency.request_in_progress');
+    }
+    // Its lease over: taken over, the rail asked about the first credential; the new one is never used.
+    const dead = claimedBy(new Date(nowMs - fundingClaimLeaseMs));
+    const takenOver = phase1({ credential, attempt: attempt(), claimed: dead, keyed: dead, idempotencyKey: 'key_1', railResolves: true, environment: 'live' });
+    expect(takenOver).toMatchObject({
+      kind: 'resolve',
+      attempt: dead,
+      credential: { digest: firstDigest, data: first, challengeId: dead.challengeId },
+      claim: { attemptId: 'att_0', credentialDigest: firstDigest, credential: first, live: true, idempotencyKey: 'key_1' },
+      claimed: { credential: first, digest: firstDigest },
+    });
+    expect(phase1({ credential: { kind: 'absent' }, claimed: dead, keyed: dead, idempotencyKey: 'key_1' })).toMatchObject({ kind: 'authorize', attempt: dead });
+    // Pending: polled with its own credential, whatever the retry presents.
+    const pending = attempt({ attemptId: 'att_0', status: 'pending', reference: 'ref_0', credentialDigest: firstDigest, credential: first, idempotencyKey: 'key_1' });
+    expect(phase1({ credential: { kind: 'absent' }, keyed: pending, idempotencyKey: 'key_1' })).toMatchObject({
+      kind: 'poll', attempt: pending, pending: { reference: 'ref_0', credential: first }, claim: { credentialDigest: firstDigest },
+    });
+    // An attempt that kept no credential cannot be continued: the request is judged as it is.
+    const bare = attempt({ attemptId: 'att_0', claimedAt: dead.claimedAt, credentialDigest: firstDigest, credential: null });
+    expect(refusal(() => phase1({ credential, attempt: attempt(), claimed: bare, keyed: bare, idempotencyKey: 'key_1' })).code).toBe('idempotency.request_in_progress');
+  });
+
+  it('records the request\'s key with its claim', () => {
+    expect(phase1({ attempt: attempt(), idempotencyKey: 'key_2' })).toMatchObject({ kind: 'authorize', claim: { idempotencyKey: 'key_2' } });
   });
 
   it('polls a pending attempt with its own credential, and challenges another credential for it', () => {

@@ -1,11 +1,13 @@
 // Funding in two phases (docs/engine.md "Funding in two phases"): the rail is called with no row lock and no
 // idempotency lock held; a server killed (SIGKILL) between the phases loses and duplicates nothing: the retry with
-// the same idempotency key completes the funding exactly once, and `svc ledger verify` passes.
+// the same idempotency key (here with a new credential) completes the funding exactly once, with the first
+// credential, and `svc ledger verify` passes.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
 import { fundingClaimLeaseMs } from '../../src/limits.ts';
 import { idempotencyLockId } from '../../src/plugins/idempotency.ts';
+import { maintenanceLockKey } from '../../src/services/maintenance.ts';
 import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
 import { sandboxX402Payers, X402SandboxAdapter } from '../../src/rails/x402.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
@@ -142,28 +144,42 @@ describe('a crash between the phases', () => {
       state: 'open', attempts: [{ status: 'challenged', claimed: true }], fundTransactions: 0, fundRows: 0,
     });
 
-    server = await start();
-    // Another credential (a fresh challenge) may not reach its rail while the first one's outcome is unknown, even
-    // after the lease: it could charge the principal a second time.
-    const second = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {});
-    expect(second.status).toBe(402);
-    const secondCredential = sandboxX402PaymentSignature(second.headers.get('payment-required')!, { from: sandboxX402Payers.success });
-    await new Promise((resolve) => setTimeout(resolve, fundingClaimLeaseMs));
-    const refused = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {}, { 'payment-signature': secondCredential });
-    expect(refused.status, refused.text).toBe(409);
-    expect(refused.json.error.code).toBe('idempotency.request_in_progress');
+    // The maintenance lock held from here keeps the new process's sweeper from resolving the claim first: what
+    // follows is the requests' own doing.
+    const sweeperLock = await db.pool.connect();
+    await sweeperLock.query('SELECT pg_advisory_lock($1)', [maintenanceLockKey]);
+    try {
+      server = await start();
+      // Another credential (a fresh challenge) under no key, or another key, may not reach its rail while the first
+      // one's outcome is unknown, even after the lease: it could charge the principal a second time.
+      const second = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {});
+      expect(second.status).toBe(402);
+      const secondCredential = sandboxX402PaymentSignature(second.headers.get('payment-required')!, { from: sandboxX402Payers.success });
+      await new Promise((resolve) => setTimeout(resolve, fundingClaimLeaseMs));
+      for (const otherKey of [{}, { 'idempotency-key': `other-${intentId}` }] as Array<Record<string, string>>) {
+        const refused = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {}, { 'payment-signature': secondCredential, ...otherKey });
+        expect(refused.status, refused.text).toBe(409);
+        expect(refused.json.error.code).toBe('idempotency.request_in_progress');
+      }
 
-    const recovered = await retryUntilFinal(fundPath, headers);
-    expect(recovered.status, recovered.text).toBe(200);
-    expect(recovered.json).toMatchObject({ state: 'funded', funded: true });
-    const replay = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {}, headers);
-    expect(replay.status).toBe(200);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.text).toBe(recovered.text);
-    // The second credential now finds a funded intent: nothing moves twice.
-    const late = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {}, { 'payment-signature': secondCredential });
-    expect(late.status).toBe(409);
-    expect(late.json.error.code).toBe('intent.invalid_state');
+      // The same key is the same request, whatever credential it carries now: it takes the claim over and funds
+      // with the first credential.
+      const recovered = await retryUntilFinal(fundPath, { 'payment-signature': secondCredential, 'idempotency-key': headers['idempotency-key'] });
+      expect(recovered.status, recovered.text).toBe(200);
+      expect(recovered.json).toMatchObject({ state: 'funded', funded: true });
+      expect(recovered.headers.get('idempotent-replayed')).toBeNull();
+      const replay = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {}, headers);
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.text).toBe(recovered.text);
+      // The second credential now finds a funded intent: nothing moves twice.
+      const late = await call(server.baseUrl, tenant.adminKey, 'POST', fundPath, {}, { 'payment-signature': secondCredential });
+      expect(late.status).toBe(409);
+      expect(late.json.error.code).toBe('intent.invalid_state');
+    } finally {
+      await sweeperLock.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
+      sweeperLock.release();
+    }
 
     const rows = await fundingRows(tenant.tenantId, intentId);
     expect(rows.state).toBe('funded');

@@ -171,10 +171,29 @@ describe('idempotency on create', () => {
     expect(response.json().error.code).toBe('idempotency.key_invalid');
   });
 
-  it('does not store failures: a corrected retry under the same key succeeds', async () => {
+  it('binds the key to the body of its first execution, even a failed one: that body runs again, another is refused', async () => {
     const body = signedCreateBody({ tenantId: acme.tenantId, principal, payee });
     const headers = { 'idempotency-key': `retry-${body.intent_id}` };
-    expect((await create(acme, { ...body, amount_cents: 1 }, headers)).statusCode).toBe(400);
+    // The amount is not what the principal signed: refused by the command, which ran.
+    const tampered = { ...body, amount_cents: 1 };
+    const failed = await create(acme, tampered, headers);
+    expect([failed.statusCode, failed.json().error.code]).toEqual([400, 'signing.signature_invalid']);
+    // A failure is not stored: the same body runs again (and fails again, not replayed).
+    const again = await create(acme, tampered, headers);
+    expect([again.statusCode, again.json().error.code, again.headers['idempotent-replayed']]).toEqual([400, 'signing.signature_invalid', undefined]);
+    // Another body under the key is another request: refused, and nothing is created.
+    const corrected = await create(acme, body, headers);
+    expect([corrected.statusCode, corrected.json().error.code]).toEqual([409, 'idempotency.key_reused']);
+    expect((await app.inject({ method: 'GET', url: `/harbor/intents/${body.intent_id}`, headers: bearer(acme.adminKey) })).statusCode).toBe(404);
+    // Under a new key it is created.
+    expect((await create(acme, body, { 'idempotency-key': `corrected-${body.intent_id}` })).statusCode).toBe(201);
+  });
+
+  it('binds nothing when the request never runs: a body refused at the boundary may be corrected under its key', async () => {
+    const body = signedCreateBody({ tenantId: acme.tenantId, principal, payee });
+    const headers = { 'idempotency-key': `boundary-${body.intent_id}` };
+    const refused = await app.inject({ method: 'POST', url: '/harbor/intents', headers: { ...bearer(acme.adminKey), ...headers, 'content-type': 'application/json' }, payload: '{"intent_id": ' });
+    expect(refused.statusCode).toBe(400);
     expect((await create(acme, body, headers)).statusCode).toBe(201);
   });
 });

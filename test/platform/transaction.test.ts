@@ -382,6 +382,72 @@ describe.each([
     });
   });
 
+  describe('undoableOnError', () => {
+    it('undoes what the work sent and queued after a failed statement, and commits what follows, with no round trip of its own', async () => {
+      const [kept, undone, queuedUndone, after] = [newTenantId(), newTenantId(), newTenantId(), newTenantId()];
+      const committed: string[] = [];
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        await tx.batch([insertTenantRow(kept)]);
+        await expect(tx.undoableOnError(async () => {
+          await tx.batch([insertTenantRow(undone)]);
+          tx.beforeCommit(insertTenantRow(queuedUndone));
+          tx.afterCommit(() => committed.push('undone'));
+          await tx.batch([insertTenantRow(newTenantId(), 'staging')]);
+        })).rejects.toMatchObject({ code: '23514' });
+        tx.beforeCommit(insertTenantRow(after));
+        tx.afterCommit(() => committed.push('after'));
+      });
+      // The opening, the savepoint with the work's first batch, its failing batch, and the rollback to the savepoint
+      // with the queued statement and COMMIT.
+      const texts = sent().map((query) => query.text);
+      expect(texts).toHaveLength(4);
+      expect(texts[1]).toMatch(/^SAVEPOINT undoable_\d+\n; INSERT/);
+      expect(texts[3]).toMatch(/^ROLLBACK TO SAVEPOINT undoable_\d+\n; INSERT[^]*\n; COMMIT$/);
+      expect(await Promise.all([kept, undone, queuedUndone, after].map(tenantCommitted))).toEqual([true, false, false, true]);
+      expect(committed).toEqual(['after']);
+      await expectPoolUsable();
+    });
+
+    it('drops an unsent savepoint when the work throws before any statement, and answers the work\'s value otherwise', async () => {
+      const [queuedUndone, kept] = [newTenantId(), newTenantId()];
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        await expect(tx.undoableOnError(async () => {
+          tx.beforeCommit(insertTenantRow(queuedUndone));
+          throw new Error('refused before any statement');
+        })).rejects.toThrow('refused before any statement');
+        await expect(tx.undoableOnError(async () => tx.run(insertTenantRow(kept)))).resolves.toBe(kept);
+      });
+      const texts = sent().map((query) => query.text);
+      expect(texts.filter((text) => text.includes('SAVEPOINT'))).toHaveLength(1);
+      expect(await Promise.all([queuedUndone, kept].map(tenantCommitted))).toEqual([false, true]);
+      await expectPoolUsable();
+    });
+  });
+
+  describe('undoableOnError with lone statements', () => {
+    it('sends a due savepoint with a lone statement, or on its own before one that carries a byte string', async () => {
+      const [kept, keyName] = [newTenantId(), `key-${newTenantId()}`];
+      await database.system(async (tx) => tx.query('SELECT 1'));
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        await tx.query('SELECT 1');
+        await tx.undoableOnError(async () => tx.run(insertTenantRow(kept)));
+        // api_keys.secret_sha256 is a byte string: inlined, it would be read as text where a parameter is bytea.
+        await tx.undoableOnError(async () => tx.run(insertApiKeyRow('alpha', keyName)));
+      });
+      const texts = sent().map((query) => query.text);
+      expect(texts[1]).toMatch(/^SAVEPOINT undoable_\d+\n; INSERT INTO tenants/);
+      expect(texts[2]).toMatch(/^SAVEPOINT undoable_\d+$/);
+      expect(texts[3]).toMatch(/^\s*INSERT INTO api_keys/);
+      expect(sent()[3]!.values).toEqual(expect.arrayContaining([keyName]));
+      expect(await tenantCommitted(kept)).toBe(true);
+      expect(await apiKeyCommitted(keyName)).toBe(true);
+      await expectPoolUsable();
+    });
+  });
+
   // Regressions of bugs found in review. Each uses a database of its own, since the first bug, back, would leave a
   // connection inside an open transaction.
   describe('regressions', () => {

@@ -79,7 +79,7 @@ export async function setUpLive(app: FastifyInstance, connection: pg.PoolConfig)
     async sweep() {
       const database = new Database({ ...connection, max: 2 });
       try {
-        return await runRailSweep(database, app.railRuntime);
+        return await runRailSweep(database, app.railRuntime, app.gatewayKeys);
       } finally {
         await database.close();
       }

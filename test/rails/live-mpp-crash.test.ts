@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Challenge, Credential } from 'mppx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
+import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
 import { SecretBox } from '../../src/infra/secret-box.ts';
 import { fundingClaimLeaseMs } from '../../src/limits.ts';
 import { runRailSweep } from '../../src/services/maintenance.ts';
@@ -146,7 +147,7 @@ describe('MPP live: a crash between the processor\'s charge and our commit', () 
   it('the sweeper resolves the claim after its lease: funded once, one charge', async () => {
     const { intentId } = await fundIntoCrash('spt_success_crash_sweep');
     await new Promise((resolve) => setTimeout(resolve, fundingClaimLeaseMs + 100));
-    const report = await runRailSweep(db, { secretBox: SecretBox.fromBase64(secretsKey), callTimeoutMs: 2_000 });
+    const report = await runRailSweep(db, { secretBox: SecretBox.fromBase64(secretsKey), callTimeoutMs: 2_000 }, ephemeralKeyring());
     expect(report.claims.funded).toBeGreaterThanOrEqual(1);
     const rows = await fundingRows(intentId);
     expect(rows).toMatchObject({ state: 'funded', fundTransactions: 1 });

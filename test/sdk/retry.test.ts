@@ -15,6 +15,7 @@ import {
   SvcServerError,
   SvcUnprocessableError,
 } from '../../src/sdk/index.ts';
+import { requestInProgressRetryMsMax } from '../../src/sdk/defaults.ts';
 import { backoffDelayMs, decideRetry, parseRetryAfterMs } from '../../src/sdk/retry.ts';
 import { envelope, intentFixture, intentIdFixture, json, openScriptedClient, startScriptedServer, type ScriptedAnswer, type ScriptedServer } from './support.ts';
 
@@ -223,12 +224,68 @@ describe('requests that are not retry-safe', () => {
   });
 
   it('decides from the rules alone', () => {
-    const state = { retrySafe: false, attempts: 1, attemptsMax: 3, refreshed: false, canRefresh: false };
+    const state = { retrySafe: false, attempts: 1, attemptsMax: 3, inProgressAnswers: 0, inProgressElapsedMs: 0, refreshed: false, canRefresh: false };
     expect(decideRetry({ kind: 'status', status: 500 }, state).action).toBe('stop');
     expect(decideRetry({ kind: 'network' }, state).action).toBe('stop');
     expect(decideRetry({ kind: 'status', status: 429 }, state).action).toBe('retry');
     expect(decideRetry({ kind: 'status', status: 504 }, { ...state, retrySafe: true }).action).toBe('retry');
     expect(decideRetry({ kind: 'status', status: 504 }, { ...state, retrySafe: true, attempts: 3 }).action).toBe('stop');
     for (const status of [400, 402, 403, 404, 409, 410, 422, 428]) expect(decideRetry({ kind: 'status', status }, { ...state, retrySafe: true }).action).toBe('stop');
+    // 409 request_in_progress: retry-safe requests only, backoff by in-progress answers, past the attempt bound,
+    // until the next delay would end past requestInProgressRetryMsMax.
+    const inProgress = { kind: 'status', status: 409, code: 'idempotency.request_in_progress' } as const;
+    const waiting = { ...state, retrySafe: true, attempts: 3, inProgressAnswers: 4, inProgressElapsedMs: 3_000 };
+    expect(decideRetry(inProgress, { ...waiting, retrySafe: false }).action).toBe('stop');
+    expect(decideRetry(inProgress, waiting, () => 0)).toEqual({ action: 'retry', delayMs: 1600 });
+    expect(decideRetry({ ...inProgress, retryAfterMs: 700 }, waiting)).toEqual({ action: 'retry', delayMs: 700 });
+    expect(decideRetry(inProgress, { ...waiting, inProgressElapsedMs: requestInProgressRetryMsMax - 1600 }, () => 0).action).toBe('retry');
+    expect(decideRetry(inProgress, { ...waiting, inProgressElapsedMs: requestInProgressRetryMsMax - 1599 }, () => 0).action).toBe('stop');
+    expect(decideRetry({ ...inProgress, code: 'idempotency.key_reused' }, waiting).action).toBe('stop');
+  });
+});
+
+describe('409 idempotency.request_in_progress', () => {
+  it('is retried with backoff, the same key, body and proof, past the attempt bound, until the request completes', async () => {
+    const inProgress = envelope(409, 'idempotency.request_in_progress', 'A request with this idempotency-key is still being processed; retry shortly with the same key and body.');
+    server.script = sequence(inProgress, inProgress, inProgress, envelope(503, 'internal.unavailable'), inProgress, settled());
+    const { key } = generateKey();
+    const { client, clock } = await openScriptedClient(server, { agent: { keyId: 'agent-1', key } });
+    const answer = await client.intents.confirm(intentIdFixture, { idempotencyKey: 'confirm-after-crash' });
+    expect(answer.state).toBe('released');
+    const attempts = server.to(confirmPath);
+    expect(attempts).toHaveLength(6);
+    // Exponential backoff with jitter, counted by in-progress answers; the 503 between them backs off as a 5xx does.
+    expect(clock.delays).toEqual([250, 450, 850, 250, 1650]);
+    for (const attempt of attempts) {
+      expect(attempt.headers['idempotency-key']).toBe('confirm-after-crash');
+      expect(attempt.headers['x-svc-agent-recognition-proof']).toBe(attempts[0]!.headers['x-svc-agent-recognition-proof']);
+      expect(attempt.body.equals(attempts[0]!.body)).toBe(true);
+    }
+  });
+
+  it('gives up after requestInProgressRetryMsMax with the last answer, and honours Retry-After', async () => {
+    server.script = sequence(envelope(409, 'idempotency.request_in_progress'));
+    const { client, clock } = await openScriptedClient(server);
+    const error = await client.intents.confirm(intentIdFixture).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SvcIdempotencyError);
+    expect(error).toMatchObject({ status_code: 409, code: 'idempotency.request_in_progress' });
+    const waitedMs = clock.delays.reduce((sum, delay) => sum + delay, 0);
+    expect(waitedMs).toBeLessThanOrEqual(requestInProgressRetryMsMax);
+    expect(clock.delays).toEqual([250, 450, 850, 1650, 3250, 5000, 5000]);
+    expect(server.to(confirmPath)).toHaveLength(8);
+
+    let answered = 0;
+    server.script = () => (answered++ === 0 ? json(409, { error: { code: 'idempotency.request_in_progress' } }, { 'retry-after': '2' }) : settled());
+    const { client: polite, clock: politeClock } = await openScriptedClient(server);
+    await polite.intents.confirm(intentIdFixture);
+    expect(politeClock.delays).toEqual([2000]);
+  });
+
+  it('is not retried for a request that is not retry-safe', async () => {
+    server.script = sequence(envelope(409, 'idempotency.request_in_progress'));
+    const { client, clock } = await openScriptedClient(server);
+    await expect(client.policies.draft({ templateId: 'true_v1' })).rejects.toThrow(SvcIdempotencyError);
+    expect(server.to('/harbor/policy/v1/drafts')).toHaveLength(1);
+    expect(clock.delays).toEqual([]);
   });
 });

@@ -42,6 +42,10 @@ export interface FundPhase1Facts {
   readonly railResolves: boolean;
   /** The attempt that holds the payment authorization the credential spends (its `authorizationKey`), if any. */
   readonly authorizationHolder?: string | undefined;
+  /** The request's idempotency key, if it carries one (recorded with a claim). */
+  readonly idempotencyKey: string | undefined;
+  /** The attempt an earlier request under the same idempotency key claimed, still claimed or pending, if any. */
+  readonly keyed: FundingAttempt | undefined;
 }
 
 /** The claim of an attempt for one credential's rail call, queued to commit with the first phase. */
@@ -52,6 +56,7 @@ export interface AttemptClaim {
   readonly live: boolean;
   /** The payment authorization the credential spends, held by this attempt from its claim on. */
   readonly authorizationKey: string | null;
+  readonly idempotencyKey: string | undefined;
 }
 
 /** A challenge to answer with (402), and the `funding` fields it adds; with a problem for a refused credential. */
@@ -82,10 +87,13 @@ export type FundPhase1Decision = ChallengeDecision | ReusedAuthorizationDecision
  * The first phase of a fund request: a challenge when the request carries no usable credential (or another
  * credential than the pending one), 409 `idempotency.request_in_progress` while another call holds the intent's
  * claim, else the rail call: a poll of a pending attempt, the resolution of a claim taken over after its lease, or
- * the credential judged against the challenge it names.
+ * the credential judged against the challenge it names. A retry of a request whose key claimed an attempt acts on
+ * that attempt, with the credential first presented (retriedRequest).
  */
 export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
-  const { intent, credential, attempt, claimed } = facts;
+  const { intent, claimed } = facts;
+  const retried = retriedRequest(facts);
+  const { credential, attempt } = retried ?? facts;
   if (credential.kind === 'absent') return { kind: 'challenge', funding: { status: 'created' } };
   if (credential.kind === 'malformed') {
     return { kind: 'challenge', funding: { status: 'credential_rejected' }, problem: paymentProblem('malformed-credential', credential.reason) };
@@ -108,6 +116,7 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
     credential: credential.data,
     live: facts.environment === 'live',
     authorizationKey: credential.authorizationKey ?? null,
+    idempotencyKey: facts.idempotencyKey,
   });
   if (attempt?.status === 'pending') {
     if (!attempt.credentialDigest?.equals(credential.digest)) {
@@ -119,8 +128,9 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
   }
   // A declined challenge is spent; a credential naming it is judged as naming no challenge.
   if (attempt?.status !== 'challenged') return { kind: 'authorize', credential, attempt: undefined, claim: undefined, challenge: undefined };
-  // A payment authorization is good once: one another attempt holds (for this intent or another) cannot pay here.
-  if (facts.authorizationHolder !== undefined && facts.authorizationHolder !== attempt.attemptId) return { kind: 'authorization_reused' };
+  // A payment authorization is good once: one another attempt holds (for this intent or another) cannot pay here. A
+  // retry that continues its key's attempt spends that attempt's own authorization, whatever the request presents.
+  if (!retried && facts.authorizationHolder !== undefined && facts.authorizationHolder !== attempt.attemptId) return { kind: 'authorization_reused' };
   if (claimed && facts.railResolves) {
     // Taking over a dead claim, the rail may already have acted on this credential: it is asked what became of it
     // (resolve, which completes it if it had not), never judged afresh (a used authorization would fail).
@@ -130,6 +140,21 @@ export function decideFundPhase1(facts: FundPhase1Facts): FundPhase1Decision {
     return { kind: 'resolve', credential, attempt, claim: claimOf(attempt), claimed: asked };
   }
   return { kind: 'authorize', credential, attempt, claim: claimOf(attempt), challenge: attempt.challenge };
+}
+
+/**
+ * The same request retried: its idempotency key claimed an attempt that is still claimed (its process may have
+ * died between the phases) or pending. The retry continues that attempt with the credential first presented,
+ * whatever it presents now: a client that lost its answer may have asked for a fresh challenge and answered it with
+ * a new credential, and that one reaching its rail could charge the principal a second time. So the claim is taken
+ * over once its lease is over (the rail asked what became of the first credential), a pending attempt is polled,
+ * and the new credential is never used. Undefined when there is no such attempt, or it kept no credential.
+ */
+function retriedRequest(facts: FundPhase1Facts): { credential: RailCredential; attempt: FundingAttempt } | undefined {
+  const { keyed } = facts;
+  if (!keyed?.credentialDigest || keyed.credential === null) return undefined;
+  const credential: RailCredential = { kind: 'credential', challengeId: keyed.challengeId, digest: keyed.credentialDigest, data: keyed.credential };
+  return { credential, attempt: keyed };
 }
 
 /** The rail call whose outcome the second phase records: the claimed attempt (if any), the credential it judged,

@@ -8,6 +8,7 @@ import { FundAnswer, FundChallenge, FundFunded, FundPending, IntentIdParams, Int
 import { fundIntent } from '../../../engine/fund.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
+import { idempotencyKeyOf } from '../../../plugins/idempotency.ts';
 import { engineMutation } from '../engine-mutation.ts';
 
 export async function fundRoutes(app: FastifyInstance): Promise<void> {
@@ -42,6 +43,7 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
           resourceUrl: `${request.protocol}://${request.host}${request.url.split('?')[0]}`,
           keyring: app.gatewayKeys,
           railRuntime: app.railRuntime,
+          idempotencyKey: idempotencyKeyOf(request),
         }),
       ).catch((error: unknown) => {
         // A rail that could not be reached: the client retries the same request after Retry-After.
