@@ -1,4 +1,4 @@
-// Periodic maintenance, safe with any number of replicas (one runs it at a time, under an advisory lock):
+// Periodic maintenance, safe with any number of replicas (one runs it at a time, under a transaction's advisory lock):
 // refunds funded intents past their deadline (the lifecycle's `expire` command, src/engine/expire.ts), and forgets idempotency records, recognition nonces and rate-limit
 // counters that have outlived their use; and runs the live rails' sweep (runRailSweep): payouts and refunds
 // instructed to a rail, and funding claims whose process died between the phases.
@@ -66,24 +66,27 @@ export async function runMaintenance(
 ): Promise<MaintenanceReport> {
   const client = await database.pool.connect();
   try {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
+    // The lock belongs to a transaction kept open for the whole pass, not to the session: behind a pooler in
+    // transaction mode (docs/deploy.md) a session lock would stay on whichever server session took it, where the
+    // next client of that session, another replica's pass included, would find it already its own. The pass's own
+    // work runs in other transactions; ending this one (or losing its connection) releases the lock.
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [maintenanceLockKey]);
     if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
-    try {
-      const refunded = await expireIntents(database, effects, now);
-      const deleted = await database.system(async (tx) => {
-        const counts = { ...nothingDeleted };
-        for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
-          counts[table] = await prune(tx, now);
-        }
-        return counts;
-      });
-      const rails = await runRailSweep(database, railRuntime, now);
-      return { ran: true, refunded, deleted, rails };
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
-    }
+    const refunded = await expireIntents(database, effects, now);
+    const deleted = await database.system(async (tx) => {
+      const counts = { ...nothingDeleted };
+      for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
+        counts[table] = await prune(tx, now);
+      }
+      return counts;
+    });
+    const rails = await runRailSweep(database, railRuntime, now);
+    return { ran: true, refunded, deleted, rails };
   } finally {
-    client.release();
+    // The transaction wrote nothing: a rollback ends it. A connection that could not even do that is not reused.
+    const ended = await client.query('ROLLBACK').then(() => undefined, (error: Error) => error);
+    client.release(ended);
   }
 }
 
