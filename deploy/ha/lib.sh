@@ -69,9 +69,9 @@ ha_wait_port() {
 ha_alive() {
   local pid=$1 pattern=${2:-} state
   [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
-  state=$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]).*/\1/' "/proc/$pid/stat" 2>/dev/null) || return 1
+  state=$(sed -E 's/^[0-9]+ \(.*\) ([A-Za-z]).*/\1/' 2>/dev/null <"/proc/$pid/stat") || return 1
   [ "$state" != Z ] || return 1
-  [ -z "$pattern" ] || tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pattern"
+  [ -z "$pattern" ] || tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$pattern"
 }
 
 # Stops the process whose pid is in file $1 (if its command line contains $2): SIGTERM, then SIGKILL after $3
