@@ -304,6 +304,20 @@ start_haproxy() {
   ( exec setsid haproxy -db -f "$dir/haproxy.cfg" ) >"$dir/haproxy.log" 2>&1 &
   echo $! >"$dir/haproxy.pid"
   ha_wait_port "$HA_PRIMARY_PORT" 10 HAProxy
+  wait_primary_routed 30
+}
+
+# HAProxy takes every server for up until its checks say otherwise, so for its first second it may send a session
+# to a standby: wait until exactly one node, the leader, is up behind the primary port.
+wait_primary_routed() {
+  local seconds=$1 deadline=$((SECONDS + $1)) up leader
+  while :; do
+    up=$(curl -fsS --max-time 2 "http://127.0.0.1:$HA_STATS_PORT/;csv" 2>/dev/null | awk -F, '$1 == "postgres_primary" && $18 == "UP" { print $2 }' | tr '\n' ' ')
+    leader=$(cluster_json | jq -r '.members[] | select(.role == "leader") | .name' 2>/dev/null || true)
+    [ "$up" = "$leader " ] && [ -n "$leader" ] && return 0
+    if [ "$SECONDS" -ge "$deadline" ]; then echo "HAProxy routes the primary port to '${up}', the leader is '$leader'" >&2; return 1; fi
+    sleep 0.5
+  done
 }
 
 start_pgbouncer() {
