@@ -218,6 +218,9 @@ listen svc_http
   retry-on conn-failure
   retries 2
   option redispatch 1
+  # With no replica up, the proxy answers as a replica would when its database is away: 503 internal.unavailable in
+  # the service's envelope, with Retry-After, so that clients back off instead of hammering.
+  http-error status 503 content-type application/json lf-string "{\"error\":{\"code\":\"internal.unavailable\",\"message\":\"A dependency of the service is temporarily unavailable. Retry with backoff.\"},\"request_id\":\"req_%[uuid(4),regsub(-,,g),bytes(0,24)]\"}" hdr retry-after 1
   default-server inter 1s fastinter 500ms downinter 1s rise 2 fall 2
 $replica_lines
 listen stats
@@ -312,7 +315,7 @@ start_haproxy() {
 wait_primary_routed() {
   local seconds=$1 deadline=$((SECONDS + $1)) up leader
   while :; do
-    up=$(curl -fsS --max-time 2 "http://127.0.0.1:$HA_STATS_PORT/;csv" 2>/dev/null | awk -F, '$1 == "postgres_primary" && $18 == "UP" { print $2 }' | tr '\n' ' ')
+    up=$(curl -fsS --max-time 2 "http://127.0.0.1:$HA_STATS_PORT/;csv" 2>/dev/null | awk -F, '$1 == "postgres_primary" && $2 != "BACKEND" && $2 != "FRONTEND" && $18 == "UP" { print $2 }' | tr '\n' ' ')
     leader=$(cluster_json | jq -r '.members[] | select(.role == "leader") | .name' 2>/dev/null || true)
     [ "$up" = "$leader " ] && [ -n "$leader" ] && return 0
     if [ "$SECONDS" -ge "$deadline" ]; then echo "HAProxy routes the primary port to '${up}', the leader is '$leader'" >&2; return 1; fi
@@ -397,9 +400,7 @@ up() {
   # The daemons run as another user, which must reach its files below DIR.
   chmod 755 "$dir"
 
-  local packages=(patroni etcd-server haproxy pgbouncer jq curl openssl)
-  ha_postgres_bin_dir >/dev/null || packages+=(postgresql)
-  ha_packages_ensure "${packages[@]}"
+  "$repo/deploy/ha/install-packages.sh"
 
   write_environment
   load_environment

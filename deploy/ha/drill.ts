@@ -8,7 +8,7 @@
 //                                             Postgres again) and one replica killed
 //   options: --replicas N --clients N --tenants N --failovers N --replica-kills N --kill postgres|node|alternate
 //            --settle S (load before each kill) --tail S (after the last) --mutation-deadline S --port-base P --keep
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -228,7 +228,12 @@ async function drill(cluster: HaCluster): Promise<DrillResult> {
 const dir = mkdtempSync(join(os.tmpdir(), 'svc-ha-drill.'));
 say(`bringing up the cluster in ${dir} (ports from ${options.portBase})`);
 const startedMs = Date.now();
-const cluster = await HaCluster.up({ dir, replicas: options.replicas, portBase: options.portBase });
+const cluster = await HaCluster.up({ dir, replicas: options.replicas, portBase: options.portBase }).catch((error: Error) => {
+  // cluster.sh has taken down whatever it had started, and said why; its files stay with --keep only.
+  say(`the cluster did not come up: ${error.message}${options.keep ? ` (its files: ${dir})` : ''}`);
+  if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  process.exit(1);
+});
 say(`up in ${((Date.now() - startedMs) / 1000).toFixed(0)} s`);
 let stopping = false;
 const takeDown = async () => {

@@ -1,6 +1,9 @@
 # Shared by the scripts of deploy/ha (sourced, not run): installing the Debian packages the cluster needs without
 # starting their stock services, the user the daemons run as, and waiting for a port to answer.
 
+# What the deployment runs: Patroni, etcd, HAProxy, PgBouncer, and the tools the scripts use.
+HA_PACKAGES=(patroni etcd-server haproxy pgbouncer jq curl openssl)
+
 # Installs the named Debian packages that are missing (apt-get update once, first). A package's own service is
 # never started: Postgres, etcd, HAProxy and PgBouncer run only as this directory's scripts start them, on their
 # own ports, so the stock services (and a Postgres already on 5432) are left alone. When the machine has no

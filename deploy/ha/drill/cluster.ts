@@ -178,7 +178,7 @@ export class HaCluster {
   async #primaryRouted(): Promise<string | undefined> {
     try {
       const csv = await (await fetch(`http://127.0.0.1:${this.env['HA_STATS_PORT']}/;csv`, { signal: AbortSignal.timeout(2_000) })).text();
-      const up = csv.split('\n').map((line) => line.split(',')).filter((fields) => fields[0] === 'postgres_primary' && fields[17] === 'UP').map((fields) => fields[1]);
+      const up = csv.split('\n').map((line) => line.split(',')).filter((fields) => fields[0] === 'postgres_primary' && !['FRONTEND', 'BACKEND'].includes(fields[1]!) && fields[17] === 'UP').map((fields) => fields[1]);
       return up.length === 1 ? up[0] : undefined;
     } catch {
       return undefined;
