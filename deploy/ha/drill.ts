@@ -192,20 +192,38 @@ async function drill(cluster: HaCluster): Promise<DrillResult> {
   cluster.stopWatching();
   await cluster.waitHealthy(recoveryTimeoutMs).catch((error: Error) => drillErrors.push(error.message));
 
+  return checkAfterwards(cluster, { tenants, load, marks, expiring, loadSeconds, drillErrors, unexpectedDeaths, leaderChanges, treeHeads: heads.heads });
+}
+
+interface DrillRecords {
+  readonly tenants: readonly DrillTenant[];
+  readonly load: LifecycleLoad;
+  readonly marks: readonly EventMark[];
+  readonly expiring: readonly { tenantId: string; intentId: string }[];
+  readonly loadSeconds: number;
+  readonly drillErrors: string[];
+  readonly unexpectedDeaths: readonly string[];
+  readonly leaderChanges: readonly { to: string; atMs: number }[];
+  readonly treeHeads: ReadonlyMap<string, TreeHead[]>;
+}
+
+/** Once the load has stopped and the cluster is whole: the checks, and the result they and the records make. */
+async function checkAfterwards(cluster: HaCluster, records: DrillRecords): Promise<DrillResult> {
+  const { tenants, load, marks, expiring } = records;
   say('checking: effects of every acknowledged mutation, svc ledger verify, transparency logs');
   const tenantIds = tenants.map((tenant) => tenant.tenantId);
   const sweeper = await waitExpiredRefunded(cluster.superuserDatabaseUrl, expiring, sweeperWaitMs);
   const effects = await checkEffects(cluster.superuserDatabaseUrl, tenantIds, load.acknowledgements);
   const ledgers = await verifyLedgers(cluster, tenantIds);
   const logs = [];
-  for (const tenant of tenants) logs.push(await checkTransparencyLog(cluster, tenant.tenantId, tenant.apiKey, heads.heads.get(tenant.tenantId)!));
+  for (const tenant of tenants) logs.push(await checkTransparencyLog(cluster, tenant.tenantId, tenant.apiKey, records.treeHeads.get(tenant.tenantId)!));
 
   const { steady, events } = windowsOf(marks, load);
   const sample = (kind: keyof AnswerCounts) => load.answers.filter((answer) => classify(answer) === kind).map((answer) => `${new Date(answer.atMs).toISOString()} ${answer.summary}`);
   return {
     configuration: `${cluster.replicas} replicas, ${options.clients} clients, ${options.tenants} tenants, ${options.failovers} primary kill(s) (${options.kill}), ` +
       `${options.replicaKills} replica kill(s); ${os.cpus().length} cores, load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}`,
-    seconds: loadSeconds,
+    seconds: records.loadSeconds,
     steady,
     events,
     acknowledged: load.acknowledgements.length,
@@ -216,12 +234,12 @@ async function drill(cluster: HaCluster): Promise<DrillResult> {
     refused: await describeUnacknowledged(cluster.superuserDatabaseUrl, load.refused),
     serverErrorSamples: sample('serverErrors'),
     unavailableWithoutRetryAfterSamples: sample('unavailableWithoutRetryAfter'),
-    unexpectedDeaths,
-    unplannedLeaderChanges: unplannedChanges(leaderChanges, marks),
+    unexpectedDeaths: records.unexpectedDeaths,
+    unplannedLeaderChanges: unplannedChanges(records.leaderChanges, marks),
     sweeper: { expected: expiring.length, ...sweeper },
     ledgers,
     logs,
-    drillErrors,
+    drillErrors: records.drillErrors,
   };
 }
 
