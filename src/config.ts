@@ -7,6 +7,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   /** Postgres connection string; absent means the embedded database under `dataDir`. */
   readonly databaseUrl: string | undefined;
+  /** `DATABASE_SESSION_URL`: a connection string that keeps one server session per connection, for what needs a
+   * session of its own (the migrations' advisory lock, the revocation listener's LISTEN), when `databaseUrl` leads
+   * through a pooler in transaction mode (docs/deploy.md). Set, the pool keeps no session state on `databaseUrl`'s
+   * connections (no statement prepared by name); absent, `databaseUrl` serves everything. */
+  readonly databaseSessionUrl: string | undefined;
   /** Where embedded mode keeps its database and runtime files. */
   readonly dataDir: string;
   readonly host: string;
@@ -61,12 +66,14 @@ const rateLimitPerMinuteMax = 1_000_000_000;
 const logLevels: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
-  const databaseUrl = nonEmpty(environment.DATABASE_URL);
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// connection string');
+  const databaseUrl = parseDatabaseUrl('DATABASE_URL', environment.DATABASE_URL);
+  const databaseSessionUrl = parseDatabaseUrl('DATABASE_SESSION_URL', environment.DATABASE_SESSION_URL);
+  if (databaseSessionUrl !== undefined && databaseUrl === undefined) {
+    throw new ConfigError('DATABASE_SESSION_URL needs DATABASE_URL: it is the session route beside a pooled DATABASE_URL, not a database of its own');
   }
   return {
     databaseUrl,
+    databaseSessionUrl,
     dataDir: path.resolve(nonEmpty(environment.SVC_DATA_DIR) ?? 'data'),
     host: nonEmpty(environment.HOST) ?? '127.0.0.1',
     port: parsePort(environment.PORT),
@@ -143,6 +150,13 @@ export function parsePublicBaseUrl(value: string | undefined): string | undefine
  * for local use; behind a proxy that rewrites Host, set SVC_PUBLIC_URL). */
 export function publicBaseUrlOf(configured: string | undefined, request: { readonly protocol: string; readonly host: string }): string {
   return configured ?? `${request.protocol}://${request.host}`;
+}
+
+/** A Postgres connection string; the message never repeats the value, which may carry a password. */
+function parseDatabaseUrl(name: string, value: string | undefined): string | undefined {
+  const text = nonEmpty(value);
+  if (text !== undefined && !/^postgres(ql)?:\/\//.test(text)) throw new ConfigError(`${name} must be a postgres:// or postgresql:// connection string`);
+  return text;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

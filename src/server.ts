@@ -1,10 +1,10 @@
 // The only file that starts a server: reads configuration, opens the database (embedded when DATABASE_URL is
 // unset), applies migrations, serves, and shuts down gracefully on SIGINT/SIGTERM.
 import closeWithGrace from 'close-with-grace';
-import type pg from 'pg';
 import { app } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { shutdownGraceMs } from './limits.ts';
+import { databaseConnectionsOf, type DatabaseConnections } from './infra/database-connections.ts';
 import { assertDatabaseReachable } from './infra/database-reachability.ts';
 import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedPostgres } from './infra/embedded-postgres.ts';
 import { GatewayKeyError, loadGatewayKeys } from './infra/gateway-keys.ts';
@@ -39,17 +39,19 @@ const logger = createLogger(config.logLevel);
 const keys = loadGatewayKeys(config);
 
 let embedded: EmbeddedPostgres | undefined;
-let connection: pg.PoolConfig;
+let connections: DatabaseConnections;
 if (config.databaseUrl) {
   await assertDatabaseReachable(config.databaseUrl);
-  connection = { connectionString: config.databaseUrl };
+  if (config.databaseSessionUrl) await assertDatabaseReachable(config.databaseSessionUrl, 'DATABASE_SESSION_URL');
+  connections = databaseConnectionsOf(config.databaseUrl, config.databaseSessionUrl);
 } else {
   embedded = await startEmbeddedPostgres(config.dataDir);
-  connection = embedded.connection;
+  connections = { pool: embedded.connection, session: embedded.connection };
   logger.info({ data_dir: config.dataDir }, 'DATABASE_URL is not set: using the embedded database');
 }
 
-const applied = await migrate(connection);
+// The migrations hold a session advisory lock (one replica migrates, the others wait and find nothing to do).
+const applied = await migrate(connections.session);
 if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
 
 if (keys.created) {
@@ -70,7 +72,8 @@ if (redisStore) logger.info('REDIS_URL is set: rate-limit counters live in Redis
 const server = createFastify(logger);
 if (redisStore) server.addHook('onClose', () => redisStore.close());
 await server.register(app, {
-  connection,
+  connection: connections.pool,
+  sessionConnection: connections.session,
   gatewayKeys: keys.keyring,
   mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
   publicBaseUrl: config.publicBaseUrl,

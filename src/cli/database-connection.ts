@@ -1,5 +1,6 @@
-// How the CLI reaches the database: DATABASE_URL when set; otherwise the embedded database, through the running
-// server's socket when a server has it open, or opened by the CLI itself when none does.
+// How the CLI reaches the database: DATABASE_SESSION_URL when set (the CLI migrates first, which needs a session of
+// its own, and its two connections gain nothing from a pooler), else DATABASE_URL; otherwise the embedded database,
+// through the running server's socket when a server has it open, or opened by the CLI itself when none does.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import { assertDatabaseReachable } from '../infra/database-reachability.ts';
@@ -11,6 +12,10 @@ export interface CliConnection {
 }
 
 export async function openCliConnection(config: Config): Promise<CliConnection> {
+  if (config.databaseSessionUrl) {
+    await assertDatabaseReachable(config.databaseSessionUrl, 'DATABASE_SESSION_URL');
+    return { connection: { connectionString: config.databaseSessionUrl }, close: async () => {} };
+  }
   if (config.databaseUrl) {
     // One line naming DATABASE_URL when it does not answer, rather than the driver's error.
     await assertDatabaseReachable(config.databaseUrl);

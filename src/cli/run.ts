@@ -15,7 +15,8 @@ export const overallUsage = [
   ...cliCommands.map((command) => `  ${command.name.padEnd(commandColumnWidth)}${command.summary}`),
   '',
   '`svc <command> --help` shows a command\'s options.',
-  'The database is DATABASE_URL, or the embedded one in SVC_DATA_DIR (default ./data), also while the server runs.',
+  'The database is DATABASE_SESSION_URL, else DATABASE_URL, else the embedded one in SVC_DATA_DIR (default ./data),',
+  'also while the server runs.',
   'Exit codes: 0 success, 1 the operation failed, 2 the command line is wrong.',
 ].join('\n');
 

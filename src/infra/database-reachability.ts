@@ -1,11 +1,17 @@
-// Checks at start that DATABASE_URL answers, so an unreachable or misnamed database stops the start with one
-// line naming the variable instead of a driver stack trace (or, for a host that drops packets, a silent hang).
+// Checks at start that DATABASE_URL (and DATABASE_SESSION_URL, when set) answers, so an unreachable or misnamed
+// database stops the start with one line naming the variable instead of a driver stack trace (or, for a host that
+// drops packets, a silent hang).
 import pg from 'pg';
 import { ConfigError } from '../config.ts';
 import { databaseConnectTimeoutMs } from '../limits.ts';
 
-/** Connects once to `connectionString` and runs `SELECT 1`; throws a ConfigError saying why it could not. */
-export async function assertDatabaseReachable(connectionString: string, timeoutMs: number = databaseConnectTimeoutMs): Promise<void> {
+/** Connects once to `connectionString` and runs `SELECT 1`; throws a ConfigError, naming `variable`, saying why it
+ * could not. */
+export async function assertDatabaseReachable(
+  connectionString: string,
+  variable: 'DATABASE_URL' | 'DATABASE_SESSION_URL' = 'DATABASE_URL',
+  timeoutMs: number = databaseConnectTimeoutMs,
+): Promise<void> {
   const client = new pg.Client({ connectionString, connectionTimeoutMillis: timeoutMs });
   // A connection that fails after connecting emits 'error'; without a listener the process would crash.
   client.on('error', () => {});
@@ -13,7 +19,7 @@ export async function assertDatabaseReachable(connectionString: string, timeoutM
     await client.connect();
     await client.query('SELECT 1');
   } catch (error) {
-    throw new ConfigError(`DATABASE_URL: cannot connect to the database at ${describeTarget(connectionString)}: ${reasonOf(error)}`);
+    throw new ConfigError(`${variable}: cannot connect to the database at ${describeTarget(connectionString)}: ${reasonOf(error)}`);
   } finally {
     await client.end().catch(() => {});
   }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type pg from 'pg';
 import { Authenticator } from './authenticator.ts';
-import { Database } from '../infra/database.ts';
+import { Database, type DatabaseConfig } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
 declare module 'fastify' {
@@ -16,7 +16,10 @@ declare module 'fastify' {
 }
 
 export interface DatabasePluginOptions {
-  readonly connection: pg.PoolConfig;
+  readonly connection: DatabaseConfig;
+  /** Where the revocation listener LISTENs: a connection that keeps its server session (DATABASE_SESSION_URL).
+   * Absent: `connection`. */
+  readonly sessionConnection?: pg.ClientConfig;
   readonly gatewayKeys: GatewayKeyring;
 }
 
@@ -24,7 +27,7 @@ export const databasePlugin = fastifyPlugin(
   async (app: FastifyInstance, options: DatabasePluginOptions) => {
     const database = new Database(options.connection);
     const authenticator = new Authenticator(database, app.log, options.gatewayKeys);
-    await authenticator.start(options.connection);
+    await authenticator.start(options.sessionConnection ?? options.connection);
     app.decorate('database', database);
     app.decorate('authenticator', authenticator);
     app.decorate('gatewayKeys', options.gatewayKeys);

@@ -1,4 +1,4 @@
-// Periodic maintenance, safe with any number of replicas (one runs it at a time, under an advisory lock):
+// Periodic maintenance, safe with any number of replicas (one runs it at a time, under a transaction's advisory lock):
 // refunds funded intents past their deadline (the lifecycle's `expire` command, src/engine/expire.ts), and forgets idempotency records, recognition nonces and rate-limit
 // counters that have outlived their use; and runs the live rails' sweep (runRailSweep): payouts and refunds
 // instructed to a rail, and funding claims whose process died between the phases.
@@ -66,23 +66,31 @@ export async function runMaintenance(
   now = new Date(),
   railRuntime: RailRuntime = { secretBox: undefined, callTimeoutMs: railCallTimeoutMsDefault },
 ): Promise<MaintenanceReport> {
-  // The lock is the session's: held on one connection while the pass runs its transactions on others. Should the
-  // pass fail, or that connection be lost, the session ends with it (Database.session) and so does the lock; a lost
-  // connection makes the unlock fail, and the pass counts as failed (its work is committed or not, step by step).
+  // The lock belongs to a transaction kept open for the whole pass, on a connection of its own, not to the session:
+  // behind a pooler in transaction mode (docs/deploy.md) a session lock would stay on whichever server session took
+  // it, where the next client of that session, another replica's pass included, would find it already its own. The
+  // pass's own work runs in other transactions. Ending this one releases the lock; should the pass fail, or that
+  // connection be lost, Database.session closes the connection, which ends the transaction and the lock with it (a
+  // lost connection makes the rollback fail, and the pass counts as failed: its work is committed or not, step by step).
   return database.session(async (client) => {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [maintenanceLockKey]);
-    if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
-    const refunded = await expireIntents(database, effects, now);
-    const deleted = await database.system(async (tx) => {
-      const counts = { ...nothingDeleted };
-      for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
-        counts[table] = await prune(tx, now);
-      }
-      return counts;
-    });
-    const rails = await runRailSweep(database, railRuntime, effects.keyring, now);
-    await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
-    return { ran: true, refunded, deleted, rails };
+    await client.query('BEGIN');
+    try {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [maintenanceLockKey]);
+      if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
+      const refunded = await expireIntents(database, effects, now);
+      const deleted = await database.system(async (tx) => {
+        const counts = { ...nothingDeleted };
+        for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
+          counts[table] = await prune(tx, now);
+        }
+        return counts;
+      });
+      const rails = await runRailSweep(database, railRuntime, effects.keyring, now);
+      return { ran: true, refunded, deleted, rails };
+    } finally {
+      // The transaction wrote nothing: a rollback ends it.
+      await client.query('ROLLBACK');
+    }
   });
 }
 

@@ -108,14 +108,16 @@ describe('100 concurrent replays of a finished create over two processes', () =>
   it('a key whose first request is still running answers 409 in progress', async () => {
     const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee });
     const key = `in-flight-${body.intent_id}`;
-    // Holding the key's lock from outside is exactly what a first request does while its transaction runs.
+    // Holding the key's lock from outside, in a transaction, is exactly what a first request does while its
+    // transaction runs (a session lock would not hold behind a pooler in transaction mode).
     const client = await db.pool.connect();
     try {
-      await client.query('SELECT pg_advisory_lock($1)', [idempotencyLockId(tenant.tenantId, 'intent.create', key)]);
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [idempotencyLockId(tenant.tenantId, 'intent.create', key)]);
       const answer = await call(servers[1]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, { 'idempotency-key': key });
       expect(answer.status).toBe(409);
       expect(answer.json.error.code).toBe('idempotency.request_in_progress');
-      await client.query('SELECT pg_advisory_unlock_all()');
+      await client.query('ROLLBACK');
       expect((await call(servers[0]!.baseUrl, tenant.adminKey, 'POST', '/harbor/intents', body, { 'idempotency-key': key })).status).toBe(201);
     } finally {
       client.release();

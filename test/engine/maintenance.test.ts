@@ -49,11 +49,12 @@ it('deletes sign-in challenges and SSO states a day past expiry, keeps the rest,
   const old = await seed(daysAgo(3), daysAgo(2));
   const recent = await seed(new Date(Date.now() - 60_000), new Date(Date.now() + 540_000));
 
-  // Another replica holding the maintenance lock: this pass does nothing.
+  // Another replica holding the maintenance lock, as its pass does, in an open transaction: this pass does nothing.
   const other = await db.pool.connect();
-  await other.query('SELECT pg_advisory_lock(7213402118)');
+  await other.query('BEGIN');
+  await other.query('SELECT pg_advisory_xact_lock(7213402118)');
   const skipped = await runMaintenance(db, engineEffects(ephemeralKeyring()));
-  await other.query('SELECT pg_advisory_unlock(7213402118)');
+  await other.query('ROLLBACK');
   other.release();
   expect(skipped).toMatchObject({ ran: false, deleted: { login_challenges: 0, sso_states: 0 } });
 

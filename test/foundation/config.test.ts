@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 
 describe('loadConfig', () => {
   it('defaults to the embedded database, loopback and port 8080', () => {
-    expect(loadConfig({})).toEqual({ databaseUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info', signingKeysJson: undefined, signingKeyFile: undefined,
+    expect(loadConfig({})).toEqual({ databaseUrl: undefined, databaseSessionUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info', signingKeysJson: undefined, signingKeyFile: undefined,
       smtpUrl: undefined, smtpFrom: 'svc <no-reply@localhost>',
       rateLimitPerMinute: 600, rateLimitPublicPerMinute: 120, redisUrl: undefined, validateResponses: false });
   });
@@ -14,17 +14,22 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: '  ' }).databaseUrl).toBeUndefined();
   });
 
+  it('treats an empty DATABASE_SESSION_URL as unset, and never repeats it in its error', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db', DATABASE_SESSION_URL: ' ' }).databaseSessionUrl).toBeUndefined();
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql://u@h/db', DATABASE_SESSION_URL: 'mysql://u:hunter2@h/db' })).toThrow(/^(?![\s\S]*hunter2)/);
+  });
+
   it('reads every variable', () => {
     const secretsKey = Buffer.alloc(32, 7).toString('base64');
     const metricsToken = 'a'.repeat(40);
     expect(loadConfig({
-      DATABASE_URL: 'postgresql://u@h/db', SVC_DATA_DIR: '/tmp/x', HOST: '0.0.0.0', PORT: '9000', LOG_LEVEL: 'DEBUG',
+      DATABASE_URL: 'postgresql://u@h/db', DATABASE_SESSION_URL: 'postgres://u@h:5433/db', SVC_DATA_DIR: '/tmp/x', HOST: '0.0.0.0', PORT: '9000', LOG_LEVEL: 'DEBUG',
       SVC_SIGNING_KEYS: '{"keys":[]}', SVC_SIGNING_KEY_FILE: '/etc/svc/keys.json',
       SMTP_URL: 'smtps://mailer:pw@smtp.example.com:465', SMTP_FROM: 'Acme <sign-in@example.com>',
       SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: ' 1000000000 ', REDIS_URL: 'rediss://default:pw@redis.example.com:6380/2',
       SVC_SECRETS_KEY: secretsKey, SVC_METRICS_TOKEN: metricsToken, SVC_METRICS_PORT: '9464', SVC_METRICS_HOST: '0.0.0.0', SVC_VALIDATE_RESPONSES: '1',
     })).toEqual({
-      databaseUrl: 'postgresql://u@h/db', dataDir: '/tmp/x', host: '0.0.0.0', port: 9000, logLevel: 'debug',
+      databaseUrl: 'postgresql://u@h/db', databaseSessionUrl: 'postgres://u@h:5433/db', dataDir: '/tmp/x', host: '0.0.0.0', port: 9000, logLevel: 'debug',
       signingKeysJson: '{"keys":[]}', signingKeyFile: '/etc/svc/keys.json',
       smtpUrl: 'smtps://mailer:pw@smtp.example.com:465', smtpFrom: 'Acme <sign-in@example.com>',
       rateLimitPerMinute: 5, rateLimitPublicPerMinute: 1_000_000_000, redisUrl: 'rediss://default:pw@redis.example.com:6380/2',
@@ -34,6 +39,8 @@ describe('loadConfig', () => {
 
   it.each([
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ DATABASE_URL: 'postgresql://u@h/db', DATABASE_SESSION_URL: 'h:5432' }, /^DATABASE_SESSION_URL must be/],
+    [{ DATABASE_SESSION_URL: 'postgresql://u@h/db' }, /DATABASE_SESSION_URL needs DATABASE_URL/],
     [{ PORT: '80a' }, /PORT/],
     [{ PORT: '70000' }, /PORT/],
     [{ PORT: '-1' }, /PORT/],

@@ -12,6 +12,7 @@ import { createFastify } from '../../src/server-options.ts';
 import { issueApiKey } from '../../src/services/api-key-service.ts';
 import { createTenant } from '../../src/services/tenant-service.ts';
 import { findTenant } from '../../src/db/tenant-repository.ts';
+import { isThroughPooler, sessionUrlOf } from './database.ts';
 
 /** Collects every log line the app writes, for tests that inspect logs. */
 export class LogCapture extends Writable {
@@ -37,8 +38,10 @@ export async function buildTestApp(
   const logger = createLogger(logs ? 'trace' : 'silent', logs);
   const instance = createFastify(logger);
   beforeApp?.(instance);
+  // Behind the tests' pooler the revocation listener needs the server directly, as DATABASE_SESSION_URL gives it.
+  const sessionConnection = isThroughPooler(connection.connectionString) ? { connectionString: sessionUrlOf(connection.connectionString!) } : undefined;
   // Every answer is checked against its route contract unless a test says otherwise (docs/api.md).
-  await instance.register(app, { maintenance: false, validateResponses: true, ...options, connection, gatewayKeys });
+  await instance.register(app, { maintenance: false, validateResponses: true, ...(sessionConnection ? { sessionConnection } : {}), ...options, connection, gatewayKeys });
   await instance.ready();
   return instance;
 }

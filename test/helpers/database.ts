@@ -1,22 +1,43 @@
 // Fresh databases for integration tests: one per test file on the machine's Postgres (dropped afterwards), or an
-// embedded PGlite in a temporary directory. Never a mock.
+// embedded PGlite in a temporary directory. Never a mock. With TEST_DATABASE_POOLER_URL, the tests' pools reach
+// their database through that pooler (PgBouncer in transaction mode: deploy/ha/test-through-pgbouncer.sh).
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import type { DatabaseConfig } from '../../src/infra/database.ts';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
 import { migrate, readMigrations } from '../../src/infra/migrate.ts';
 
 /** The maintenance database of the test cluster (trust auth on this machine and in CI). */
 export const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
+/** A pooler in transaction mode in front of the admin URL's server (same user, any database), or undefined. Set, a
+ * test database's `connection` and `url` lead through it, with `sharedSession` as the service sets it behind one
+ * (src/infra/database-connections.ts), and what needs a session of its own goes to the server directly: the
+ * migrations, the app's revocation listener (buildTestApp) and a child server's DATABASE_SESSION_URL. */
+export const poolerUrl = process.env.TEST_DATABASE_POOLER_URL || undefined;
+
 export interface TestDatabase {
   readonly kind: 'postgres' | 'pglite';
-  readonly connection: pg.PoolConfig;
-  /** A connection string, for child processes (real Postgres only). */
+  readonly connection: DatabaseConfig;
+  /** A connection string, for child processes (real Postgres only); through the pooler when there is one. */
   readonly url: string | undefined;
   drop(): Promise<void>;
+}
+
+/** `url` with its database replaced by `name`. */
+const withDatabase = (url: string, name: string) => url.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+
+/** True when `connectionString` leads through the pooler. */
+export function isThroughPooler(connectionString: string | undefined): boolean {
+  return poolerUrl !== undefined && connectionString !== undefined && new URL(connectionString).host === new URL(poolerUrl).host;
+}
+
+/** The same database reached directly, for what needs a session of its own; `url` itself when it is direct. */
+export function sessionUrlOf(url: string): string {
+  return isThroughPooler(url) ? withDatabase(adminUrl, decodeURIComponent(new URL(url).pathname.slice(1))) : url;
 }
 
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
@@ -32,8 +53,9 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   } finally {
     await admin.end();
   }
-  const url = databaseUrl(name);
-  const connection = { connectionString: url };
+  const directUrl = databaseUrl(name);
+  const url = poolerUrl === undefined ? directUrl : withDatabase(poolerUrl, name);
+  const connection: DatabaseConfig = poolerUrl === undefined ? { connectionString: url } : { connectionString: url, sharedSession: true };
   return {
     kind: 'postgres',
     connection,
@@ -58,7 +80,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   };
 }
 
-const databaseUrl = (name: string): string => adminUrl.replace(/\/[^/?]*(\?|$)/, `/${name}$1`);
+const databaseUrl = (name: string): string => withDatabase(adminUrl, name);
 
 /** Any fixed 64-bit number: test runs (also of other checkouts on this cluster) agree on it while building a template. */
 const templateLockKey = 7_213_402_118n;

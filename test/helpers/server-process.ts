@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { isThroughPooler, sessionUrlOf } from './database.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -28,10 +29,12 @@ async function freePort(): Promise<number> {
 /** Starts the server on a free port and waits until /healthz answers, whatever the log level. */
 export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ServerProcess> {
   const port = await freePort();
+  // Behind the tests' pooler (test/helpers/database.ts) the server needs its session route, as a deployment would.
+  const sessionRoute = isThroughPooler(env.DATABASE_URL) && env.DATABASE_SESSION_URL === undefined ? { DATABASE_SESSION_URL: sessionUrlOf(env.DATABASE_URL!) } : {};
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: projectRoot,
     // Every answer the suite receives is checked against its route contract (docs/api.md "Response validation").
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', SVC_VALIDATE_RESPONSES: '1', ...env, PORT: String(port) },
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', SVC_VALIDATE_RESPONSES: '1', ...env, ...sessionRoute, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
