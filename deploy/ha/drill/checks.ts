@@ -167,12 +167,16 @@ export async function verifyLedgers(cluster: HaCluster, tenantIds: readonly stri
   return checks;
 }
 
-/** A signed tree head as the merkle routes answer it. */
+/** A signed tree head as the merkle routes answer it: of the client's kind (`root_hash_sha256_hex`), or of the
+ * earlier kind (`root_hash`) that logs begun before it still hold. */
 export interface TreeHead {
   readonly tree_size: number;
-  readonly root_hash: string;
+  readonly root_hash_sha256_hex?: string;
+  readonly root_hash?: string;
   readonly [field: string]: unknown;
 }
+
+const rootOf = (head: TreeHead): string => head.root_hash_sha256_hex ?? head.root_hash ?? '';
 
 const unhex = (hex: string) => Uint8Array.from(Buffer.from(hex, 'hex'));
 
@@ -220,7 +224,7 @@ export async function checkTransparencyLog(
 
   const keys = await publishedKeysHex(cluster.serviceUrl);
   const distinct = new Map<string, TreeHead>();
-  for (const head of [...observed, final]) distinct.set(`${head.tree_size}:${head.root_hash}`, head);
+  for (const head of [...observed, final]) distinct.set(`${head.tree_size}:${rootOf(head)}`, head);
   const rootBySize = new Map<number, string>();
   for (const head of distinct.values()) {
     try {
@@ -229,8 +233,8 @@ export async function checkTransparencyLog(
       problems.push(`head of size ${head.tree_size}: ${(error as Error).message}`);
     }
     const root = rootBySize.get(head.tree_size);
-    if (root !== undefined && root !== head.root_hash) problems.push(`two heads of size ${head.tree_size} with different roots: history was rewritten`);
-    rootBySize.set(head.tree_size, head.root_hash);
+    if (root !== undefined && root !== rootOf(head)) problems.push(`two heads of size ${head.tree_size} with different roots: history was rewritten`);
+    rootBySize.set(head.tree_size, rootOf(head));
     if (head.tree_size >= final.tree_size) continue;
     const response = await fetch(`${cluster.serviceUrl}/harbor/ledger/v1/merkle/consistency?first=${head.tree_size}&second=${final.tree_size}`, { headers });
     if (!response.ok) {
@@ -238,7 +242,7 @@ export async function checkTransparencyLog(
       continue;
     }
     const proof = (await response.json()) as { consistency_proof: string[] };
-    if (!verifyConsistency(head.tree_size, final.tree_size, unhex(head.root_hash), unhex(final.root_hash), proof.consistency_proof.map(unhex))) {
+    if (!verifyConsistency(head.tree_size, final.tree_size, unhex(rootOf(head)), unhex(rootOf(final)), proof.consistency_proof.map(unhex))) {
       problems.push(`the head of size ${head.tree_size} seen during the drill is not a prefix of the final head`);
     }
   }
