@@ -9,7 +9,8 @@ import { consoleFormBytesMax } from '../../limits.ts';
 import { asServiceError } from '../../services/pure-error-mapping.ts';
 import { html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
-import { notFoundPage, send, consoleAccess, type FormBody } from './routing.ts';
+import { assertConsoleInput, parseForm } from './input.ts';
+import { notFoundPage, send, consoleAccess } from './routing.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
 import { devicePages } from './pages/device.ts';
 import { exportPages } from './pages/exports.ts';
@@ -34,16 +35,6 @@ const assets = new Map<string, { type: string; body: Buffer }>(
 /** No inline script or style, no other origin, no framing; pages never leak their URL to another site. */
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/** A form body: `name=value` pairs, a repeated name (checkboxes) becoming a list. */
-function parseForm(text: string): FormBody {
-  const body: FormBody = Object.create(null);
-  for (const [name, value] of new URLSearchParams(text)) {
-    const existing = body[name];
-    body[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
-  }
-  return body;
-}
-
 export async function consoleSurface(app: FastifyInstance): Promise<void> {
   // Every console route answers HTML (or, for its files, CSS and scripts): one contract for all (docs/api.md).
   app.addHook('onRoute', (route) => {
@@ -53,6 +44,8 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: consoleFormBytesMax }, (_request, body, done) => {
     done(null, parseForm(body as string));
   });
+  // After parsing, before any page: what the pages read as text is text (src/surfaces/console/input.ts).
+  app.addHook('preValidation', assertConsoleInput);
 
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', contentSecurityPolicy);
