@@ -3,6 +3,7 @@
 // errors Fastify and Node answer before any route runs (bad URLs, malformed HTTP) to the same envelope.
 import http from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
@@ -95,18 +96,32 @@ export function handleConnectionError(this: FastifyInstance, error: Error & { co
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const code = connectionErrorCodes[error.code ?? ''] ?? 'request.malformed_http';
-  const requestId = mintRequestId();
   // Only the code: Node's parse error carries the raw bytes of the request, credentials included.
+  const requestId = writeSocketRefusal(socket, code);
   this.log.debug({ code: error.code, request_id: requestId }, 'malformed request refused');
+  socket.destroy(error);
+}
+
+/** A CONNECT request (Node's `connect` event, which has no Fastify request): 400 in the envelope, then closed. */
+export function answerConnectRequest(app: FastifyInstance, socket: Duplex): void {
+  const requestId = writeSocketRefusal(socket, 'request.malformed_http', 'CONNECT is a request to a proxy, and this service is not one.');
+  app.log.debug({ request_id: requestId }, 'CONNECT request refused');
+  socket.destroy();
+}
+
+/** Writes a refusal in the envelope straight to a socket that has no request object, with a fresh request id
+ * (returned), and `connection: close`: the caller closes the socket next. */
+function writeSocketRefusal(socket: Duplex, code: ErrorCode, message: string = errorCatalogue[code].message): string {
+  const requestId = mintRequestId();
   if (socket.writable) {
-    const { status, message } = errorCatalogue[code];
+    const { status } = errorCatalogue[code];
     const body = JSON.stringify({ error: { code, message }, request_id: requestId });
     socket.write(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
         `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy(error);
+  return requestId;
 }
 
 export const httpErrors = fastifyPlugin(
