@@ -44,6 +44,14 @@ function sendError(reply: FastifyReply, code: ErrorCode, message?: string, detai
   return reply.code(errorCatalogue[code].status).send(envelope(reply.request, code, message, details));
 }
 
+/** Fastify's own refusal of a request (a body too large, a media type no parser takes) as the catalogue's error,
+ * for surfaces that answer in another shape than the envelope (the console's pages); undefined for anything else. */
+export function fastifyRefusalOf(thrown: unknown): ServiceError | undefined {
+  const code = (thrown as { code?: unknown } | null)?.code;
+  const mapped = typeof code === 'string' ? fastifyCodes[code] : undefined;
+  return mapped === undefined ? undefined : new ServiceError(mapped, { cause: thrown });
+}
+
 function handleError(thrown: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // The pure modules' own errors (a predicate's) become the catalogue's here.
   const error = asServiceError(thrown);

@@ -73,10 +73,17 @@ describe('console form bodies that are not text', () => {
 
   it('refuses a JSON body that is not an object, and names a hostile field name only in part', async () => {
     for (const body of [[], ['email'], 'email', 5, null]) expectRefusal(await postJson('/console/sign-in', body, csrfCookie()), undefined, JSON.stringify(body));
-    const longName = 'n'.repeat(100_000);
+    const longName = 'n'.repeat(50_000);
     const response = await postJson('/console/api-keys', { role: 'agent', [longName]: 1 }, session);
     expectRefusal(response, undefined, 'a long field name');
     expect(response.body.length).toBeLessThan(20_000);
+  });
+
+  it('holds a JSON form to the form size limit, as an urlencoded one', async () => {
+    const response = await postJson('/console/sign-in', { email: `${'a'.repeat(70_000)}@example.com` }, csrfCookie());
+    expect(response.statusCode).toBe(413);
+    expect(response.headers['content-type']).toContain('text/html');
+    expect(response.body).toContain('data-code="request.body_too_large"');
   });
 
   it('still takes the same forms as JSON objects of text, and urlencoded', async () => {

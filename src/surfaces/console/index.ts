@@ -5,6 +5,7 @@ import { consoleResponses } from '../../contracts/common.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors/service-error.ts';
+import { fastifyRefusalOf } from '../../plugins/http-errors.ts';
 import { consoleFormBytesMax } from '../../limits.ts';
 import { asServiceError } from '../../services/pure-error-mapping.ts';
 import { html } from './html.ts';
@@ -37,11 +38,13 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 
 export async function consoleSurface(app: FastifyInstance): Promise<void> {
   // Every console route answers HTML (or, for its files, CSS and scripts): one contract for all (docs/api.md).
+  // A form is at most consoleFormBytesMax however it is sent, urlencoded or as JSON.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, response: route.schema?.response ?? consoleResponses };
+    route.bodyLimit ??= consoleFormBytesMax;
   });
   // Encapsulated: only console routes take form bodies; the API keeps JSON alone.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: consoleFormBytesMax }, (_request, body, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, parseForm(body as string));
   });
   // After parsing, before any page: what the pages read as text is text (src/surfaces/console/input.ts).
@@ -64,7 +67,7 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
   // A request refused before its page ran (the rate limiter, say) answers a page with the catalogue's words and the
   // same status and headers (Retry-After), not the API's JSON envelope; anything else goes to the app's handler.
   app.setErrorHandler((thrown, request, reply) => {
-    const error = asServiceError(thrown);
+    const error = fastifyRefusalOf(thrown) ?? asServiceError(thrown);
     if (!(error instanceof ServiceError) || error.statusCode >= 500) throw thrown;
     return send(reply, { status: error.statusCode, html: barePage('Request refused', html`${errorBox({ code: error.code, message: error.message }, request.id)}<p><a href="/console">Back to the overview</a></p>`) });
   });
