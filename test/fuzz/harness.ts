@@ -139,7 +139,7 @@ export async function startHarness(connection: pg.PoolConfig): Promise<Harness> 
       const method = request.method ?? route.method;
       const parts = request.console === null
         ? apiRequestParts(route, request, credentials, pool)
-        : await consoleRequestParts(route, request, request.console, await sessions.pick(request.credential), pool);
+        : consoleRequestParts(route, request, request.console, await sessions.pick(request.credential), pool);
       const headers: Record<string, string> = { ...parts.headers };
       if (parts.contentType !== undefined) headers['content-type'] = parts.contentType;
       if (request.idempotencyKey !== null) headers['idempotency-key'] = request.idempotencyKey;
@@ -164,13 +164,13 @@ export async function startHarness(connection: pg.PoolConfig): Promise<Harness> 
 
 function routeRequest(route: FuzzRoute, signedBodies: fc.Arbitrary<unknown> | undefined): fc.Arbitrary<Omit<GeneratedRequest, 'route'>> {
   const paramNames = [...route.url.matchAll(/:(\w+)/g)].map((match) => match[1]!);
-  const console = isConsoleRoute(route);
-  const base = console ? fc.constant(null) : signedBodies ? fc.oneof(valueFor(route.schema.body), signedBodies) : valueFor(route.schema.body);
+  const forConsole = isConsoleRoute(route);
+  const base = forConsole ? fc.constant(null) : signedBodies ? fc.oneof(valueFor(route.schema.body), signedBodies) : valueFor(route.schema.body);
   return fc.record({
     params: fc.tuple(...paramNames.map((name) => paramChoice(route.schema.params?.properties?.[name]))),
-    query: console ? fc.constant('') : fc.oneof(fc.constant(''), queryFor(route.schema.querystring)),
+    query: forConsole ? fc.constant('') : fc.oneof(fc.constant(''), queryFor(route.schema.querystring)),
     base,
-    mutation: console ? fc.constant({ kind: 'none' } as const) : mutation,
+    mutation: forConsole ? fc.constant({ kind: 'none' } as const) : mutation,
     encoding: bodyEncoding,
     // For the console: 0 is an admin's session, 1 an auditor's, 2 none.
     credential: fc.oneof({ weight: 12, arbitrary: fc.constant(0) }, { weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) }),
@@ -181,7 +181,7 @@ function routeRequest(route: FuzzRoute, signedBodies: fc.Arbitrary<unknown> | un
       { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') },
     ),
     contentEncoding,
-    console: console ? consoleInput : fc.constant(null),
+    console: forConsole ? consoleInput : fc.constant(null),
   });
 }
 
@@ -200,7 +200,7 @@ function apiRequestParts(route: FuzzRoute, request: GeneratedRequest, credential
   return { url: materializeUrl(route, request, pool), credentialName, headers, contentType, body };
 }
 
-async function consoleRequestParts(route: FuzzRoute, request: GeneratedRequest, input: ConsoleInput, session: [string, ConsoleSession], pool: ReadonlyMap<string, string[]>): Promise<RequestParts> {
+function consoleRequestParts(route: FuzzRoute, request: GeneratedRequest, input: ConsoleInput, session: [string, ConsoleSession], pool: ReadonlyMap<string, string[]>): RequestParts {
   const [credentialName, { cookie, csrfToken }] = session;
   const path = materializeUrl(route, { ...request, query: '' }, pool);
   const query = consoleQuery(input);
@@ -348,8 +348,9 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** What is wrong with an answer, or undefined: no 5xx, and every error in our envelope with a catalogue code of its
- * status (402 handshakes excepted: a rail may answer them as problem+json). */
+/** What is wrong with an answer, or undefined: no 5xx; no content-coded body taken; every error in our envelope with
+ * a catalogue code of its status (402 handshakes excepted: a rail may answer them as problem+json), at most 64 KiB,
+ * and echoing no pointer longer than the boundary's cut. */
 export function problemWith(exchange: Exchange): string | undefined {
   if (exchange.status >= 500) return `answered ${exchange.status}`;
   if (exchange.status < 400 && readCodedBody(exchange)) return `a body labelled Content-Encoding: ${exchange.contentEncoding} was taken as if it were not coded`;
