@@ -4,7 +4,7 @@
 // `request.invalid` on the console's error page, instead of reaching page code that reads every value as text.
 import type { FastifyRequest } from 'fastify';
 import { ServiceError } from '../../errors/service-error.ts';
-import { inputPointerLengthMax } from '../../limits.ts';
+import { boundedPointer } from '../../infra/validation.ts';
 
 export type FormBody = Record<string, string | string[]>;
 
@@ -23,7 +23,7 @@ const quotedName = (name: string) => JSON.stringify(name.length > fieldNameQuote
 const fieldNameQuotedLengthMax = 64;
 
 function refusal(location: 'body' | 'querystring', name: string | undefined, message: string): ServiceError {
-  const path = name === undefined ? '/' : `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`.slice(0, inputPointerLengthMax);
+  const path = name === undefined ? '/' : boundedPointer(`/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`);
   return new ServiceError('request.invalid', { message, details: { fields: [{ location, path, message }] } });
 }
 
