@@ -10,6 +10,7 @@ import type { TerminalEffect } from './engine/effects.ts';
 import { engineEffectsPlugin } from './plugins/engine-effects.ts';
 import { inputBoundary } from './plugins/input-boundary.ts';
 import { jsonBody } from './plugins/json-body.ts';
+import { requestFraming } from './plugins/request-framing.ts';
 import { mailPlugin, type MailOptions } from './plugins/mail.ts';
 import { maintenance } from './plugins/maintenance-plugin.ts';
 import { treeHeads } from './plugins/tree-head-plugin.ts';
@@ -74,6 +75,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   instance.decorate('railRuntime', railRuntime);
   await instance.register(httpErrors);
   await instance.register(inputBoundary);
+  await instance.register(requestFraming);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
   // Before every plugin and surface that answers requests, so that its hooks see all of them.

@@ -42,6 +42,13 @@ export const requestJsonNestingDepthMax = 128;
 export const inputPointerLengthMax = 1024;
 /** Server-side bounds on how long a request may wait for its headers, its body and its answer. */
 export const requestTimeoutMs = 30_000;
+/** How much later than the request timeout Node's own request and idle timeouts fire: the app answers a body that
+ * has not arrived in time with 408 in the envelope (src/plugins/request-framing.ts); Node's timers only back that
+ * up, and bound slow headers, before which there is no request to answer. */
+export const nodeTimeoutGraceMs = 2_000;
+/** How often Node checks its request and headers timeouts; at its default (30 s) a request may run for up to twice
+ * its timeout before it is cut. */
+export const nodeTimeoutCheckIntervalMs = 1_000;
 /** How long shutdown waits for in-flight requests before exiting anyway. */
 export const shutdownGraceMs = 10_000;
 

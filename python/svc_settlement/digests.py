@@ -12,6 +12,9 @@ from .bincode import value_invalid
 from .canonical_json import canonical_json
 
 DIGEST_BYTE_LENGTH = 32
+# The service's limit on one allowed tool name, held after trimming and lowercasing ("İ" lowercases to two
+# characters), in code points as Python's len counts them.
+ALLOWED_TOOL_LENGTH_MAX = 128
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # What JavaScript's String.prototype.trim removes (WhiteSpace and LineTerminator); Python's str.strip() would also
 # remove U+001C-U+001F and U+0085 and keep U+FEFF, which would change the digest.
@@ -46,7 +49,8 @@ def json_digest_blake3(value: Any, field: str = "value") -> bytes:
 
 
 def normalized_allowed_tools(tools: Any, field: str = "allowed_tools") -> list[str]:
-    """Each name trimmed and lowercased, duplicates removed, sorted by UTF-16 code units (JavaScript's sort)."""
+    """Each name trimmed and lowercased (then at most ALLOWED_TOOL_LENGTH_MAX characters), duplicates removed, sorted
+    by UTF-16 code units (JavaScript's sort)."""
     if not isinstance(tools, (list, tuple)):
         raise value_invalid(field, "must be a list of strings")
     names = []
@@ -56,6 +60,10 @@ def normalized_allowed_tools(tools: Any, field: str = "allowed_tools") -> list[s
         name = tool.strip(_JS_WHITESPACE).lower()
         if name == "":
             raise value_invalid(f"{field}[{index}]", "must not be empty")
+        if len(name) > ALLOWED_TOOL_LENGTH_MAX:
+            raise value_invalid(
+                f"{field}[{index}]", f"must not be longer than {ALLOWED_TOOL_LENGTH_MAX} characters once trimmed and lowercased"
+            )
         names.append(name)
     return sorted(set(names), key=lambda name: name.encode("utf-16-be", "surrogatepass"))
 

@@ -59,6 +59,13 @@ def test_digests():
     assert artifacts_digest([]).hex() == "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
 
 
+def test_allowed_tools_are_held_to_the_limit_once_lowercased():
+    # "İ" lowercases to "i" and a combining dot: 128 of them are 256 characters once normalized.
+    with pytest.raises(SvcSigningError, match=r"allowed_tools\[1\]: must not be longer than 128"):
+        allowed_tools_digest(["ok", "\u0130" * 128])
+    assert allowed_tools_digest([" " + "\U0001F600" * 128 + " "]) == allowed_tools_digest(["\U0001F600" * 128])
+
+
 def test_v6_creation_bytes():
     assert intent_creation_signing_bytes(signing_version=6, **GOLDEN).hex() == GOLDEN_V6_HEX
 

@@ -96,13 +96,15 @@ export function errorResponses<S extends number>(...statuses: readonly S[]): Rec
 }
 
 /** Statuses any route can answer whatever it does: a hostile URL or query (400, 414, src/plugins/input-boundary.ts),
- * the rate limiter (429; public routes are limited per address), an unexpected failure (500), a request that
- * arrives while the server closes or a dependency is down (503). */
-export const routeErrorStatuses = [400, 414, 429, 500, 503] as const;
+ * an Expect header other than 100-continue (417, src/plugins/request-framing.ts), the rate limiter (429; public
+ * routes are limited per address), an unexpected failure (500), a request that arrives while the server closes or a
+ * dependency is down (503). */
+export const routeErrorStatuses = [400, 414, 417, 429, 500, 503] as const;
 /** And every authenticated route: no or a bad credential (401), a role or scope that may not call it (403). */
 export const authenticatedErrorStatuses = [...routeErrorStatuses, 401, 403] as const;
-/** And every route that takes a JSON body: too large (413), not JSON (415; malformed JSON is a 400). */
-export const bodyErrorStatuses = [413, 415] as const;
+/** And every route that takes a JSON body: not all of it in time (408), too large (413), not JSON or content-coded
+ * (415; malformed JSON is a 400). */
+export const bodyErrorStatuses = [408, 413, 415] as const;
 
 type RouteErrorStatus = (typeof routeErrorStatuses)[number];
 type AuthenticatedErrorStatus = (typeof authenticatedErrorStatuses)[number];

@@ -11,8 +11,9 @@ const UserCodeInput = Type.String({ minLength: 1, maxLength: deviceUserCodeInput
 
 export const DeviceCodeBody = Type.Object(
   {
-    /** What the device calls itself, shown to the approver: printable, no control characters. */
-    client_name: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })),
+    /** What the device calls itself, shown to the approver: printable, no control characters (C0, DEL and C1, the
+     * Unicode category Cc, as the column's CHECK refuses them). */
+    client_name: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^\\P{Cc}+$' })),
     /** RFC 8628 clients send their client_id; there is no client registry, so it is accepted and not used. */
     client_id: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax })),
   },

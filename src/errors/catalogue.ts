@@ -30,6 +30,8 @@ export const errorCatalogue = {
   'request.prototype_key_forbidden': { status: 400, message: 'The body has a "__proto__" key, or a "constructor" key holding "prototype": keys that can alter objects on the server are refused; details.path points at it.' },
   'request.nesting_too_deep': { status: 400, message: 'The body nests arrays and objects deeper than the service accepts.' },
   'request.number_out_of_range': { status: 400, message: 'A number in the body is too large to be held as a double (past about 1.8e308); details.path points at it.' },
+  'request.expectation_failed': { status: 417, message: 'The Expect header asks for something this service does not do; only 100-continue is supported.' },
+  'request.content_encoding_unsupported': { status: 415, message: 'The request body is content-coded (gzip, br, …), which this service does not decode; send it uncoded (identity).' },
 
   // ---- auth: credentials and roles ----
   'auth.credential_missing': { status: 401, message: 'This route needs an Authorization: Bearer credential.' },

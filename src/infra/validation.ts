@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ServiceError } from '../errors/service-error.ts';
+import { inputPointerLengthMax } from '../limits.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 type AddFormats = (ajv: Ajv) => Ajv;
@@ -47,6 +48,15 @@ export interface ValidationField {
   readonly message: string;
 }
 
+/** A JSON pointer as an answer echoes it: cut to `inputPointerLengthMax` characters, ending with "…" when cut, so
+ * a key of 500 KB in the body does not make a 500 KB answer. */
+export function boundedPointer(pointer: string): string {
+  return pointer.length > inputPointerLengthMax ? `${pointer.slice(0, inputPointerLengthMax)}…` : pointer;
+}
+
+/** RFC 6901 escaping of one reference token. */
+const pointerToken = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
 /** Ajv errors as the envelope's `details.fields`: a JSON pointer to each field at fault and why. */
 export function validationFields(errors: readonly Partial<ErrorObject>[], location: string): ValidationField[] {
   return errors.slice(0, validationFieldsMax).map((issue) => {
@@ -54,7 +64,8 @@ export function validationFields(errors: readonly Partial<ErrorObject>[], locati
     const params = (issue.params ?? {}) as { missingProperty?: string; additionalProperty?: string };
     const child = params.missingProperty ?? params.additionalProperty;
     const base = issue.instancePath ?? '';
-    return { location, path: child === undefined ? base || '/' : `${base}/${child}`, message: issue.message ?? 'is invalid' };
+    const path = child === undefined ? base || '/' : `${base}/${pointerToken(child)}`;
+    return { location, path: boundedPointer(path), message: issue.message ?? 'is invalid' };
   });
 }
 

@@ -3,6 +3,7 @@
 // errors Fastify and Node answer before any route runs (bad URLs, malformed HTTP) to the same envelope.
 import http from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { errorCatalogue, retryAfterSecondsOf, type ErrorCode } from '../errors/catalogue.ts';
@@ -44,6 +45,14 @@ function sendError(reply: FastifyReply, code: ErrorCode, message?: string, detai
   const retryAfterSeconds = retryAfterSecondsOf(code);
   if (retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfterSeconds));
   return reply.code(errorCatalogue[code].status).send(envelope(reply.request, code, message, details));
+}
+
+/** Fastify's own refusal of a request (a body too large, a media type no parser takes) as the catalogue's error,
+ * for surfaces that answer in another shape than the envelope (the console's pages); undefined for anything else. */
+export function fastifyRefusalOf(thrown: unknown): ServiceError | undefined {
+  const code = (thrown as { code?: unknown } | null)?.code;
+  const mapped = typeof code === 'string' ? fastifyCodes[code] : undefined;
+  return mapped === undefined ? undefined : new ServiceError(mapped, { cause: thrown });
 }
 
 function handleError(thrown: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -99,18 +108,32 @@ export function handleConnectionError(this: FastifyInstance, error: Error & { co
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const code = connectionErrorCodes[error.code ?? ''] ?? 'request.malformed_http';
-  const requestId = mintRequestId();
   // Only the code: Node's parse error carries the raw bytes of the request, credentials included.
+  const requestId = writeSocketRefusal(socket, code);
   this.log.debug({ code: error.code, request_id: requestId }, 'malformed request refused');
+  socket.destroy(error);
+}
+
+/** A CONNECT request (Node's `connect` event, which has no Fastify request): 400 in the envelope, then closed. */
+export function answerConnectRequest(app: FastifyInstance, socket: Duplex): void {
+  const requestId = writeSocketRefusal(socket, 'request.malformed_http', 'CONNECT is a request to a proxy, and this service is not one.');
+  app.log.debug({ request_id: requestId }, 'CONNECT request refused');
+  socket.destroy();
+}
+
+/** Writes a refusal in the envelope straight to a socket that has no request object, with a fresh request id
+ * (returned), and `connection: close`: the caller closes the socket next. */
+function writeSocketRefusal(socket: Duplex, code: ErrorCode, message: string = errorCatalogue[code].message): string {
+  const requestId = mintRequestId();
   if (socket.writable) {
-    const { status, message } = errorCatalogue[code];
+    const { status } = errorCatalogue[code];
     const body = JSON.stringify({ error: { code, message }, request_id: requestId });
     socket.write(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
         `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
     );
   }
-  socket.destroy(error);
+  return requestId;
 }
 
 export const httpErrors = fastifyPlugin(

@@ -23,6 +23,7 @@ import {
 import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
+import { normalizedToolName } from '../signing/digests.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { issueSpendDecisionReceipt } from './agent-receipt-service.ts';
 
@@ -98,10 +99,9 @@ function recordedToolCall(call: VerifyToolCall | undefined): Pick<NewSpendDecisi
   };
 }
 
-export const normalizeOperation = (operation: string): string => operation.trim().toLowerCase();
-
 export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, tenantId: string, request: VerifyRequest, nowMs = Date.now()): Promise<CapabilityVerdict> {
-  const operation = normalizeOperation(request.operation);
+  // Normalized as allowed tools are, so that the two compare.
+  const operation = normalizedToolName(request.operation);
   // One audit id per call, allowed or not; an allowed call's decision row carries it too.
   const auditId = randomUUID();
   const answer = (code: CapabilityDenyCode | null, remainingCents: bigint, decisionId?: string): CapabilityVerdict => {

@@ -17,7 +17,7 @@ import { ServiceError } from '../errors/service-error.ts';
 import { signInAttemptsMax, signInChallengeLifetimeMs, signInCodeDigits, signInTenantChoicesMax } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import { normalizeEmail } from './user-service.ts';
+import { isValidEmail, normalizeEmail } from './user-service.ts';
 
 // The mail port this service sends through; plugins/mail.ts implements it (SMTP, or the local outbox).
 export interface SignInCodeMessage {
@@ -72,6 +72,8 @@ function mintCode(): string {
  * verify, and only it gets mail; the work done is otherwise the same (one lookup, one insert). */
 export async function startSignIn(context: SignInContext, rawEmail: string): Promise<StartedChallenge> {
   const email = normalizeEmail(rawEmail);
+  // The contract checked the email as sent; its normalized form is the one stored, and may be longer.
+  if (!isValidEmail(email)) throw new ServiceError('user.email_invalid');
   const challengeId = `lch_${randomBytes(16).toString('hex')}`;
   const code = mintCode();
   const started = await context.database.system(async (tx) => {

@@ -14,13 +14,16 @@ import { isUniqueViolation, type Database } from '../infra/database.ts';
 export { emailLengthMin, emailPatternSource };
 const emailPattern = new RegExp(emailPatternSource, 'u');
 
-/** Emails are compared lowercased: people do not expect `Ann@Example.com` and `ann@example.com` to differ. */
+/** Emails are compared lowercased: people do not expect `Ann@Example.com` and `ann@example.com` to differ. Check a
+ * normalized email with isValidEmail before it is used: lowercasing can lengthen it ("İ" becomes two characters). */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** The contract's rule and the `users.email` CHECK, on a normalized email; lengths in code points, as both count. */
 export function isValidEmail(email: string): boolean {
-  return email.length >= emailLengthMin && email.length <= emailLengthMax && emailPattern.test(email);
+  const length = [...email].length;
+  return length >= emailLengthMin && length <= emailLengthMax && emailPattern.test(email);
 }
 
 export interface CreatedMembership {

@@ -2,6 +2,7 @@
 // and artifacts digests, and SHA-256 (node:crypto) for artifacts, proofs, request bodies and the ledger chain.
 import { createHash } from 'node:crypto';
 import { blake3 } from '@noble/hashes/blake3.js';
+import { allowedToolLengthMax } from '../limits.ts';
 import { canonicalJson, CanonicalJsonError } from './canonical-json.ts';
 import { hexToBytes, valueInvalid } from './encoding.ts';
 
@@ -34,16 +35,24 @@ export function jsonDigestBlake3(value: unknown, field = 'value'): Uint8Array {
   return blake3(canonicalJsonBytes(value, field));
 }
 
+/** A tool name as allowed tools and operations are compared: trimmed (JavaScript's whitespace) and lowercased. */
+export function normalizedToolName(tool: string): string {
+  return tool.trim().toLowerCase();
+}
+
 /**
  * The set of allowed tools as the client commits to it: each name trimmed and lowercased, sorted (UTF-16 code unit
- * order, JavaScript's default), duplicates removed, then the BLAKE3 digest of that canonical JSON array.
+ * order, JavaScript's default), duplicates removed, then the BLAKE3 digest of that canonical JSON array. The limit
+ * on a name holds after normalizing: lowercasing can lengthen a name ("İ" becomes "i" and a combining dot).
  */
 export function normalizedAllowedTools(tools: unknown, field = 'allowed_tools'): string[] {
   if (!Array.isArray(tools)) valueInvalid(field, 'must be an array of strings');
   const names = tools.map((tool: unknown, index) => {
     if (typeof tool !== 'string') valueInvalid(`${field}[${index}]`, 'must be a string');
-    const name = tool.trim().toLowerCase();
+    const name = normalizedToolName(tool);
     if (name === '') valueInvalid(`${field}[${index}]`, 'must not be empty');
+    // Counted in code points, as the contract's maxLength counts them.
+    if ([...name].length > allowedToolLengthMax) valueInvalid(`${field}[${index}]`, `must not be longer than ${allowedToolLengthMax} characters once trimmed and lowercased`);
     return name;
   });
   return [...new Set(names)].sort();

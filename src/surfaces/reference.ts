@@ -101,8 +101,9 @@ const bodyMethods: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELET
 /** Registered before the surfaces: @fastify/swagger collects routes as they are added. */
 export const openApiDocument = fastifyPlugin(
   async (app: FastifyInstance) => {
-    // Fastify reads a body on these methods before any route runs, so every such route can answer 413 (too large)
-    // and 415 (not JSON), whether or not it takes a body: declared here once, for the document and the validator.
+    // Fastify reads a body on these methods before any route runs, so every such route can answer 408 (too slow),
+    // 413 (too large) and 415 (not JSON), whether or not it takes a body: declared here once, for the document and
+    // the validator.
     app.addHook('onRoute', (route) => {
       const responses = route.schema?.response as Record<string, unknown> | undefined;
       if (responses === undefined || responses['4xx'] !== undefined || responses['4XX'] !== undefined) return;

@@ -1,6 +1,8 @@
 // Request generation for the boundary fuzzer: values derived from a route's own JSON schema, then mutated with the
 // hostile input the boundary must refuse cleanly (U+0000, lone surrogates, 1 MB strings, deep nesting, numbers past
-// 2^53, wrong types, extra and missing fields, prototype keys), plus hostile path parameters, queries and bodies.
+// 2^53, wrong types, extra and missing fields, prototype keys, oversized keys), strings of every troublesome Unicode
+// class at each field's length limit (controls, characters that grow when case-mapped or normalised), plus hostile
+// path parameters, queries, bodies and content codings.
 import fc from 'fast-check';
 import { requestBodyBytesMax, requestJsonNestingDepthMax } from '../../src/limits.ts';
 
@@ -29,7 +31,66 @@ export function toJsonText(value: unknown): string {
 
 const anyJson: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 3 });
 
+/** Characters of each Unicode class a string field may meet, which a check, a normalisation or a database CHECK
+ * may treat differently: the classes a column's CHECK refuses (controls), those that make a string longer when
+ * lowercased, uppercased or normalised (so a limit checked before normalising is passed after it), those JavaScript
+ * trims and Postgres may not, invisible and bidirectional formatting, combining marks, astral characters (two UTF-16
+ * units, one code point), noncharacters, and markup. */
+export const unicodeClasses = {
+  c0Control: ['\u0001', '\u0009', '\u000a', '\u001f', '\u007f'],
+  c1Control: ['\u0080', '\u0085', '\u009b', '\u009f'],
+  growsWhenLowercased: ['\u0130'],
+  growsWhenUppercased: ['ß', '\u0149', '\u01f0', '\u0390', '\u0587', '\ufb00', '\ufb03', '\ufb06'],
+  growsWhenNormalized: ['\u0344', '\u0958', '\ufb2c', '\u{1d160}', '\ufdfa', '\u3300', '\u2474'],
+  whitespace: ['\u00a0', '\u1680', '\u2000', '\u2028', '\u2029', '\u202f', '\u3000', '\ufeff', '\u180e'],
+  invisible: ['\u200b', '\u200d', '\u2060', '\u00ad', '\u034f'],
+  bidirectional: ['\u202e', '\u2066', '\u2069', '\u061c', '\u200f'],
+  combining: ['\u0301', '\u0307', '\u20dd'],
+  astral: ['\u{1f600}', '\u{10ffff}', '\u{e0001}', '\u{f0000}', '\u{1d11e}'],
+  noncharacter: ['\ufffe', '\uffff', '\ufdd0', '\ufffd'],
+  markup: ['<', '"', "'", '\\', '&', '%', '/', '~', '@', '+'],
+} as const;
+
+export const unicodeCharacter: fc.Arbitrary<string> = fc.constantFrom(...Object.values(unicodeClasses).flat());
+
+/** The longest string the fuzzer builds to a field's limit; longer limits (1 MB fields) have their own values. */
+const limitProbeLengthMax = 4_096;
+
+/** `sample` padded with `character` to `length` code points (or `sample` alone when already as long), the padding
+ * before, after or around it: a value the field's pattern may still take, at its limit. */
+export function padToLength(sample: string, character: string, length: number, where: 'before' | 'after' | 'around'): string {
+  const missing = Math.max(0, length - [...sample].length);
+  const half = Math.floor(missing / 2);
+  if (where === 'before') return character.repeat(missing) + sample;
+  if (where === 'after') return sample + character.repeat(missing);
+  return character.repeat(half) + sample + character.repeat(missing - half);
+}
+
+/** A string at (or one past) a field's limit made of a troublesome character, or a schema-shaped sample padded to the
+ * limit with it, or with it inserted: what tests that a limit holds after normalising, and that no class reaches a
+ * CHECK first. */
+function troublesomeStringFor(schema: Schema, sample: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  const declared = typeof schema.maxLength === 'number' ? schema.maxLength : undefined;
+  const limit = Math.min(declared ?? 256, limitProbeLengthMax);
+  return fc.oneof(
+    fc.tuple(unicodeCharacter, fc.constantFrom(limit, limit + 1, Math.max(1, Math.floor(limit / 2)))).map(([character, length]) => character.repeat(length)),
+    fc.tuple(sample, unicodeCharacter, fc.constantFrom('before', 'after', 'around') as fc.Arbitrary<'before' | 'after' | 'around'>).map(([text, character, where]) => padToLength(text, character, limit, where)),
+    // Inserted between code points, so that no surrogate pair of the sample is split.
+    fc.tuple(sample, unicodeCharacter, fc.nat()).map(([text, character, at]) => {
+      const characters = [...text];
+      characters.splice(at % (characters.length + 1), 0, character);
+      return characters.join('');
+    }),
+  );
+}
+
 function stringFor(schema: Schema): fc.Arbitrary<string> {
+  const sample = schemaShapedString(schema);
+  return fc.oneof({ weight: 6, arbitrary: sample }, { weight: 1, arbitrary: troublesomeStringFor(schema, sample) });
+}
+
+/** A string the schema takes, as far as fast-check can tell (patterns it can invert, formats, lengths up to 40). */
+export function schemaShapedString(schema: Schema): fc.Arbitrary<string> {
   const maxLength = Math.min(typeof schema.maxLength === 'number' ? schema.maxLength : 40, 40);
   const minLength = Math.min(typeof schema.minLength === 'number' ? schema.minLength : 0, maxLength);
   if (schema.format === 'uuid') return fc.uuid();
@@ -37,10 +98,13 @@ function stringFor(schema: Schema): fc.Arbitrary<string> {
     return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
   }
   if (typeof schema.pattern === 'string') {
-    try {
-      return fc.stringMatching(new RegExp(schema.pattern)).map((text) => text.slice(0, Math.max(maxLength, 64)));
-    } catch {
-      // A pattern fast-check cannot invert: plain strings still exercise the route.
+    // The validator reads patterns as Unicode regular expressions; fast-check inverts some only without the flag.
+    for (const flags of ['u', '']) {
+      try {
+        return fc.stringMatching(new RegExp(schema.pattern, flags)).map((text) => text.slice(0, Math.max(maxLength, 64)));
+      } catch {
+        // A pattern fast-check cannot invert: plain strings still exercise the route.
+      }
     }
   }
   return fc.string({ minLength, maxLength, unit: 'grapheme' });
@@ -97,6 +161,8 @@ const nested = (depth: number, leaf: string): RawJson => {
 export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\udbff\u0000', '\u0000'.repeat(64), 'é\u0000'),
   fc.string({ maxLength: 8 }).map((text) => `${text}\u0000`),
+  fc.tuple(unicodeCharacter, fc.constantFrom(1, 64, 65, 128, 129, 254, 255, 256, 257, 1_024, 4_097)).map(([character, length]) => character.repeat(length)),
+  fc.tuple(unicodeCharacter, fc.constantFrom(60, 125, 127)).map(([character, length]) => `${character.repeat(length)}@x.io`),
   fc.constantFrom(requestBodyBytesMax - 1024, requestBodyBytesMax + 1).map((length) => new RawJson(`"${'x'.repeat(length)}"`)),
   fc.tuple(fc.constantFrom(60, 70, requestJsonNestingDepthMax - 4, requestJsonNestingDepthMax + 1, 5_000), fc.constantFrom('1', '"\\u0000"'))
     .map(([depth, leaf]) => nested(depth, leaf)),
@@ -109,8 +175,12 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   ).map((make) => make()),
 );
 
-/** A key no schema names, sometimes hostile itself. */
-const extraKey = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', '\u0000', '\ud800', 'x'.repeat(300)));
+/** A key no schema names, sometimes hostile itself (an oversized key must not be echoed whole in a refusal). */
+const extraKey = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('__proto__', 'constructor', '\u0000', '\ud800', 'x'.repeat(300), 'k'.repeat(5_000), 'a/b~c', '\u0130'.repeat(200)),
+  unicodeCharacter,
+);
 
 /** Where in a value a mutation lands: the position, in visiting order, of an object or array. */
 function containers(value: unknown): Array<Record<string, unknown> | unknown[]> {
@@ -219,6 +289,15 @@ export type BodyEncoding =
   | { readonly kind: 'json'; readonly contentType: string }
   | { readonly kind: 'bytes'; readonly contentType: string | undefined; readonly bytes: readonly number[] }
   | { readonly kind: 'none' };
+
+/** A Content-Encoding header on the body, and whether the body is really coded that way: the service decodes no
+ * coding, so either way a coded body is a 415, never read as JSON. */
+export type ContentEncoding = { readonly coding: string; readonly compressed: boolean } | null;
+
+export const contentEncoding: fc.Arbitrary<ContentEncoding> = fc.oneof(
+  { weight: 30, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.record({ coding: fc.constantFrom('gzip', 'br', 'deflate', 'zstd', 'x-unknown', 'identity', 'GZIP', 'identity, gzip', ''), compressed: fc.boolean() }) },
+);
 
 export const bodyEncoding: fc.Arbitrary<BodyEncoding> = fc.oneof(
   { weight: 16, arbitrary: fc.constant({ kind: 'json', contentType: 'application/json' } as const) },

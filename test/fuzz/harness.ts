@@ -1,20 +1,26 @@
 // The boundary fuzzer's harness, shared by the property test and `npm run fuzz`: the real app on a real database
-// with every route listed as it registers, tenants with keys of every role and a few real objects, one fast-check
-// arbitrary of requests over all routes, and the check every answer must pass.
+// with every route listed as it registers, tenants with keys of every role, console sessions and a few real
+// objects, one fast-check arbitrary of requests over all routes (the console's forms included), and the check every
+// answer must pass.
 import { randomUUID } from 'node:crypto';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import fc from 'fast-check';
 import type pg from 'pg';
 import { app as serviceApp } from '../../src/app.ts';
 import { errorCatalogue, isErrorCode } from '../../src/errors/catalogue.ts';
+import { inputPointerLengthMax } from '../../src/limits.ts';
+import type { Role } from '../../src/credentials/roles.ts';
 import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
 import { createLogger } from '../../src/infra/logging.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { createTestTenant, LogCapture } from '../helpers/app.ts';
+import { consoleSession, csrfCookie, type ConsoleSession } from '../helpers/console-session.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
+import { consoleBody, consoleInput, consoleProbes, consoleQuery, type ConsoleInput } from './console.ts';
 import {
-  applyMutation, bodyEncoding, hostileValue, mutation, paramChoice, queryFor, toJsonText, valueFor,
-  type BodyEncoding, type Mutation, type ParamChoice,
+  applyMutation, bodyEncoding, contentEncoding, hostileValue, mutation, padToLength, paramChoice, queryFor, schemaShapedString, toJsonText, valueFor,
+  type BodyEncoding, type ContentEncoding, type Mutation, type ParamChoice,
 } from './generate.ts';
 
 export interface FuzzRoute {
@@ -35,6 +41,10 @@ export interface GeneratedRequest {
   readonly idempotencyKey: string | null;
   /** Sometimes another method than the route's, for the 405 path. */
   readonly method: string | null;
+  /** Rarely, a Content-Encoding on the body (and the body coded so, or not). */
+  readonly contentEncoding: ContentEncoding;
+  /** For a console route: its form, query and CSRF token, in place of the schema-derived parts. */
+  readonly console: ConsoleInput | null;
 }
 
 export interface Exchange {
@@ -46,11 +56,16 @@ export interface Exchange {
   readonly status: number;
   readonly answer: string;
   readonly headers: Record<string, unknown>;
+  /** The Content-Encoding the request's body was labelled with, if any. */
+  readonly contentEncoding: string | undefined;
 }
 
 export interface Harness {
   readonly routes: readonly FuzzRoute[];
   readonly requests: fc.Arbitrary<GeneratedRequest>;
+  /** The same kind of request, enumerated rather than drawn: every string field of every body at its limit with a
+   * character of each class that grows or that a CHECK refuses, and every console form in every shape. */
+  readonly probes: readonly GeneratedRequest[];
   send(request: GeneratedRequest): Promise<Exchange>;
   /** Error log lines written since the last call (the cause of a 5xx). */
   takeErrorLogs(): string;
@@ -60,6 +75,13 @@ export interface Harness {
 /** Response fields whose values are ids a path parameter of the same name takes. */
 const idFields: Record<string, string> = { key_id: 'key_id', intent_id: 'intent_id', job_id: 'job_id', decision_id: 'decision_id', id: 'id' };
 const poolSizeMax = 64;
+/** An error answer larger than this echoes too much of a hostile request (a body holds up to 1 MB). */
+export const errorAnswerBytesMax = 64 * 1024;
+/** Console sessions are signed in again after this long: a session JWT lives 15 minutes, a long run longer. */
+const consoleSessionRenewMs = 10 * 60_000;
+
+/** Console routes are HTML forms behind a session cookie and a CSRF token, described by no JSON schema. */
+export const isConsoleRoute = (route: Pick<FuzzRoute, 'url'>): boolean => route.url === '/console' || route.url.startsWith('/console/');
 
 export async function startHarness(connection: pg.PoolConfig): Promise<Harness> {
   const logs = new LogCapture();
@@ -106,23 +128,28 @@ export async function startHarness(connection: pg.PoolConfig): Promise<Harness> 
   const examples = await seedObjects(instance, sandbox.tenantId, sandbox.adminKey, harvest);
   const routeArbitraries = routes.map((route) => routeRequest(route, examples.get(`${route.method} ${route.url}`)));
   const requests = fc.nat({ max: routes.length - 1 }).chain((index) => routeArbitraries[index]!.map((request) => ({ ...request, route: index })));
+  const sessions = consoleSessions(instance, connection, sandbox.tenantId);
 
   return {
     routes,
     requests,
+    probes: limitProbes(routes),
     async send(request) {
       const route = routes[request.route]!;
-      const [credentialName, credential] = credentials[request.credential % credentials.length]!;
-      const url = materializeUrl(route, request, pool);
-      const { body, contentType } = materializeBody(route, request);
-      const headers: Record<string, string> = {};
-      if (credential !== undefined) headers.authorization = `Bearer ${credential}`;
-      if (contentType !== undefined) headers['content-type'] = contentType;
-      if (request.idempotencyKey !== null) headers['idempotency-key'] = request.idempotencyKey;
       const method = request.method ?? route.method;
-      const response = await instance.inject({ method: method as InjectOptions['method'], url, headers, ...(body === undefined ? {} : { payload: body }) });
+      const parts = request.console === null
+        ? apiRequestParts(route, request, credentials, pool)
+        : consoleRequestParts(route, request, request.console, await sessions.pick(request.credential), pool);
+      const headers: Record<string, string> = { ...parts.headers };
+      if (parts.contentType !== undefined) headers['content-type'] = parts.contentType;
+      if (request.idempotencyKey !== null) headers['idempotency-key'] = request.idempotencyKey;
+      const body = parts.body === undefined ? undefined : encodeContent(parts.body, request.contentEncoding, headers);
+      const response = await instance.inject({ method: method as InjectOptions['method'], url: parts.url, headers, ...(body === undefined ? {} : { payload: body }) });
       if (response.statusCode < 300 && response.headers['content-type']?.toString().includes('json')) harvest(safeJson(response.body));
-      return { method, url, credential: credentialName, contentType, body, status: response.statusCode, answer: response.body, headers: response.headers };
+      return {
+        method, url: parts.url, credential: parts.credentialName, contentType: parts.contentType, body,
+        status: response.statusCode, answer: response.body, headers: response.headers, contentEncoding: headers['content-encoding'],
+      };
     },
     takeErrorLogs() {
       const text = logs.text;
@@ -137,13 +164,15 @@ export async function startHarness(connection: pg.PoolConfig): Promise<Harness> 
 
 function routeRequest(route: FuzzRoute, signedBodies: fc.Arbitrary<unknown> | undefined): fc.Arbitrary<Omit<GeneratedRequest, 'route'>> {
   const paramNames = [...route.url.matchAll(/:(\w+)/g)].map((match) => match[1]!);
-  const base = signedBodies ? fc.oneof(valueFor(route.schema.body), signedBodies) : valueFor(route.schema.body);
+  const forConsole = isConsoleRoute(route);
+  const base = forConsole ? fc.constant(null) : signedBodies ? fc.oneof(valueFor(route.schema.body), signedBodies) : valueFor(route.schema.body);
   return fc.record({
     params: fc.tuple(...paramNames.map((name) => paramChoice(route.schema.params?.properties?.[name]))),
-    query: fc.oneof(fc.constant(''), queryFor(route.schema.querystring)),
+    query: forConsole ? fc.constant('') : fc.oneof(fc.constant(''), queryFor(route.schema.querystring)),
     base,
-    mutation,
+    mutation: forConsole ? fc.constant({ kind: 'none' } as const) : mutation,
     encoding: bodyEncoding,
+    // For the console: 0 is an admin's session, 1 an auditor's, 2 none.
     credential: fc.oneof({ weight: 12, arbitrary: fc.constant(0) }, { weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) }),
     // fc.option gives null once in `freq` draws: half of the requests carry a key.
     idempotencyKey: fc.option(fc.oneof(fc.uuid(), fc.string({ maxLength: 300, unit: 'grapheme-ascii' })), { freq: 2 }),
@@ -151,7 +180,71 @@ function routeRequest(route: FuzzRoute, signedBodies: fc.Arbitrary<unknown> | un
       { weight: 19, arbitrary: fc.constant(null) },
       { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') },
     ),
+    contentEncoding,
+    console: forConsole ? consoleInput : fc.constant(null),
   });
+}
+
+interface RequestParts {
+  readonly url: string;
+  readonly credentialName: string;
+  readonly headers: Record<string, string>;
+  readonly contentType: string | undefined;
+  readonly body: string | Buffer | undefined;
+}
+
+function apiRequestParts(route: FuzzRoute, request: GeneratedRequest, credentials: ReadonlyArray<[string, string | undefined]>, pool: ReadonlyMap<string, string[]>): RequestParts {
+  const [credentialName, credential] = credentials[request.credential % credentials.length]!;
+  const { body, contentType } = materializeBody(route, request);
+  const headers: Record<string, string> = credential === undefined ? {} : { authorization: `Bearer ${credential}` };
+  return { url: materializeUrl(route, request, pool), credentialName, headers, contentType, body };
+}
+
+function consoleRequestParts(route: FuzzRoute, request: GeneratedRequest, input: ConsoleInput, session: [string, ConsoleSession], pool: ReadonlyMap<string, string[]>): RequestParts {
+  const [credentialName, { cookie, csrfToken }] = session;
+  const path = materializeUrl(route, { ...request, query: '' }, pool);
+  const query = consoleQuery(input);
+  const url = query === '' ? path : `${path}${path.includes('?') ? '&' : '?'}${query}`;
+  const headers: Record<string, string> = { cookie, ...(input.csrf === 'header' ? { 'x-csrf-token': csrfToken } : {}) };
+  const method = request.method ?? route.method;
+  if (method === 'GET' || method === 'HEAD' || request.encoding.kind === 'none') return { url, credentialName, headers, contentType: undefined, body: undefined };
+  if (request.encoding.kind === 'bytes') return { url, credentialName, headers, contentType: request.encoding.contentType, body: Buffer.from(request.encoding.bytes) };
+  const { body, contentType } = consoleBody(input, csrfToken);
+  return { url, credentialName, headers, contentType, body };
+}
+
+/** The body as the Content-Encoding header (set here) says, compressed so when the request says it really is. */
+function encodeContent(body: string | Buffer, encoding: ContentEncoding, headers: Record<string, string>): string | Buffer {
+  if (encoding === null) return body;
+  headers['content-encoding'] = encoding.coding;
+  if (!encoding.compressed) return body;
+  const coding = encoding.coding.toLowerCase();
+  if (coding.includes('gzip')) return gzipSync(body);
+  if (coding.includes('br')) return brotliCompressSync(body);
+  if (coding.includes('deflate')) return deflateSync(body);
+  return body;
+}
+
+/** The console's visitors: an admin and an auditor signed in (again, before their session would end), and a browser
+ * with no session; each has a CSRF cookie and token. */
+function consoleSessions(instance: FastifyInstance, connection: pg.PoolConfig, tenantId: string) {
+  const signedIn = new Map<Role, { session: ConsoleSession; atMs: number }>();
+  const visitor = csrfCookie();
+  const sessionOf = async (role: Role): Promise<ConsoleSession> => {
+    const current = signedIn.get(role);
+    if (current && Date.now() - current.atMs < consoleSessionRenewMs) return current.session;
+    const session = await consoleSession(instance, connection, tenantId, role);
+    signedIn.set(role, { session, atMs: Date.now() });
+    return session;
+  };
+  return {
+    async pick(credential: number): Promise<[string, ConsoleSession]> {
+      const choice = credential % 3;
+      if (choice === 0) return ['console admin', await sessionOf('admin')];
+      if (choice === 1) return ['console auditor', await sessionOf('auditor')];
+      return ['console visitor', visitor];
+    },
+  };
 }
 
 function materializeUrl(route: FuzzRoute, request: GeneratedRequest, pool: ReadonlyMap<string, string[]>): string {
@@ -174,6 +267,75 @@ function materializeBody(route: FuzzRoute, request: GeneratedRequest): { body: s
   return { body: toJsonText(applyMutation(request.base, request.mutation)), contentType: request.encoding.contentType };
 }
 
+/** One character of each class that grows when lowercased, uppercased or normalised, or that a CHECK refuses, or
+ * that JavaScript and Postgres count or trim differently. */
+const probeCharacters = ['\u0130', 'ß', '\ufb03', '\ufdfa', '\u0344', '\u0085', '\u{1f600}', '\u3000', '\u202e'];
+/** The characters also sent alone, repeated to the limit. */
+const repeatedProbeCharacters = ['\u0130', '\u0085'];
+const probeLengthMax = 4_096;
+
+/** Every string reachable in a schema through properties and array items, with its path from the root. */
+function stringFields(schema: unknown, path: Array<string | number> = [], depth = 0): Array<{ path: Array<string | number>; schema: Record<string, unknown> }> {
+  if (schema === null || typeof schema !== 'object' || depth > 5) return [];
+  const node = schema as Record<string, unknown>;
+  const types = [node.type].flat();
+  if (types.includes('string') && node.const === undefined && node.enum === undefined) return [{ path, schema: node }];
+  const found = Object.entries((node.properties ?? {}) as Record<string, unknown>).flatMap(([key, child]) => stringFields(child, [...path, key], depth + 1));
+  if (node.items !== undefined) found.push(...stringFields(node.items, [...path, 0], depth + 1));
+  for (const choice of [(node.oneOf ?? node.anyOf ?? []) as unknown[]].flat()) found.push(...stringFields(choice, path, depth + 1));
+  return found;
+}
+
+/** A copy of `value` with `leaf` at `path`, creating the objects and arrays on the way. */
+function withValueAt(value: unknown, path: ReadonlyArray<string | number>, leaf: unknown): unknown {
+  if (path.length === 0) return leaf;
+  const [head, ...rest] = path;
+  if (typeof head === 'number') {
+    const list = Array.isArray(value) ? [...value] : [];
+    list[head] = withValueAt(list[head], rest, leaf);
+    return list;
+  }
+  const object = value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+  object[head!] = withValueAt(object[head!], rest, leaf);
+  return object;
+}
+
+const probeRequest = (route: number, params: number, part: Partial<GeneratedRequest>): GeneratedRequest => ({
+  route, params: Array.from({ length: params }, () => ({ kind: 'real', index: 0 }) as const), query: '', base: null, mutation: { kind: 'none' },
+  encoding: { kind: 'json', contentType: 'application/json' }, credential: 0, idempotencyKey: null, method: null, contentEncoding: null, console: null, ...part,
+});
+
+/** Every string field of every route's body at its limit, every body with an oversized key and in a content coding,
+ * and every console form sent with troublesome text in every field, as text (urlencoded) and as other JSON values. */
+function limitProbes(routes: readonly FuzzRoute[]): GeneratedRequest[] {
+  const probes: GeneratedRequest[] = [];
+  routes.forEach((route, index) => {
+    const params = [...route.url.matchAll(/:(\w+)/g)].length;
+    if (isConsoleRoute(route)) {
+      if (route.method === 'POST') probes.push(...consoleProbes().map((input) => probeRequest(index, params, { console: input })));
+      return;
+    }
+    if (route.schema.body === undefined) return;
+    const [base] = fc.sample(valueFor(route.schema.body), { numRuns: 1, seed: 1 });
+    for (const field of stringFields(route.schema.body)) {
+      const limit = Math.min(typeof field.schema.maxLength === 'number' ? field.schema.maxLength : 256, probeLengthMax);
+      const [sample = ''] = fc.sample(schemaShapedString(field.schema), { numRuns: 1, seed: 1 });
+      const values = [
+        ...probeCharacters.map((character) => padToLength(sample, character, limit, 'before')),
+        ...repeatedProbeCharacters.map((character) => character.repeat(limit)),
+      ];
+      for (const value of values) probes.push(probeRequest(index, params, { base: withValueAt(base, field.path, value) }));
+    }
+    // A key of 500 KB (a refusal must not echo it whole), and the body labelled with codings none of which is decoded.
+    const object = base !== null && typeof base === 'object' && !Array.isArray(base) ? base : {};
+    probes.push(probeRequest(index, params, { base: { ...object, [oversizedKey]: 1 } }));
+    for (const coding of [{ coding: 'br', compressed: false }, { coding: 'gzip', compressed: true }]) probes.push(probeRequest(index, params, { base, contentEncoding: coding }));
+  });
+  return probes;
+}
+
+const oversizedKey = 'k'.repeat(500_000);
+
 /** encodeURIComponent throws on a lone surrogate; the fuzzer sends U+0000 in parameters instead (raw %ED%A0%80
  * covers the encoded surrogate). */
 const wellFormed = (text: string) => text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
@@ -186,10 +348,12 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** What is wrong with an answer, or undefined: no 5xx, and every error in our envelope with a catalogue code of its
- * status (402 handshakes excepted: a rail may answer them as problem+json). */
+/** What is wrong with an answer, or undefined: no 5xx; no content-coded body taken; every error in our envelope with
+ * a catalogue code of its status (402 handshakes excepted: a rail may answer them as problem+json), at most 64 KiB,
+ * and echoing no pointer longer than the boundary's cut. */
 export function problemWith(exchange: Exchange): string | undefined {
   if (exchange.status >= 500) return `answered ${exchange.status}`;
+  if (exchange.status < 400 && readCodedBody(exchange)) return `a body labelled Content-Encoding: ${exchange.contentEncoding} was taken as if it were not coded`;
   if (exchange.status === 405 && !exchange.headers.allow) return '405 without an Allow header';
   // A HEAD answer has the status and headers of GET, and no body to check.
   if (exchange.method === 'HEAD') return undefined;
@@ -203,6 +367,7 @@ export function problemWith(exchange: Exchange): string | undefined {
     return isJson && body === undefined ? 'a success answer that is not JSON' : undefined;
   }
   if (exchange.status === 402) return undefined;
+  if (Buffer.byteLength(exchange.answer) > errorAnswerBytesMax) return `an error answer of ${Buffer.byteLength(exchange.answer)} bytes: it echoes too much of the request`;
   // The device token route answers in RFC 8628's OAuth shape, with our catalogue code beside it (docs/decisions.md).
   const oauth = body as { error?: unknown; error_description?: unknown; code?: unknown; request_id?: unknown } | undefined;
   if (exchange.url.startsWith('/v1/public/auth/device/token') && typeof oauth?.error === 'string') {
@@ -212,13 +377,30 @@ export function problemWith(exchange: Exchange): string | undefined {
     if (typeof oauth.error_description !== 'string') return 'a device token refusal without a description';
     return oauth.request_id === exchange.headers['x-request-id'] ? undefined : 'request_id differs from the x-request-id header';
   }
-  const envelope = body as { error?: { code?: unknown; message?: unknown }; request_id?: unknown } | undefined;
+  const envelope = body as { error?: { code?: unknown; message?: unknown; details?: unknown }; request_id?: unknown } | undefined;
   const code = envelope?.error?.code;
   if (typeof code !== 'string' || !isErrorCode(code)) return `an error answer without a catalogue code: ${exchange.answer.slice(0, 200)}`;
   if (errorCatalogue[code].status !== exchange.status) return `${code} answered with status ${exchange.status}`;
   if (typeof envelope?.error?.message !== 'string') return 'an error answer without a message';
+  const longPath = echoedPaths(envelope.error).find((path) => path.length > inputPointerLengthMax + 1);
+  if (longPath !== undefined) return `an error answer echoing a path of ${longPath.length} characters`;
   if (envelope?.request_id !== exchange.headers['x-request-id']) return 'request_id differs from the x-request-id header';
   return undefined;
+}
+
+/** Whether the request had a body in a content coding other than identity (none is decoded, so none may be read). */
+function readCodedBody(exchange: Exchange): boolean {
+  const codings = (exchange.contentEncoding ?? '').split(',').map((token) => token.trim().toLowerCase()).filter((token) => token !== '');
+  const coded = codings.some((token) => token !== 'identity');
+  const bodyRead = exchange.body !== undefined && exchange.body.length > 0 && !['GET', 'HEAD'].includes(exchange.method);
+  return coded && bodyRead;
+}
+
+/** The JSON pointers an error answer echoes: `details.path` and each `details.fields[].path`. */
+function echoedPaths(error: { details?: unknown }): string[] {
+  const details = (error.details ?? {}) as { path?: unknown; fields?: unknown };
+  const fields = Array.isArray(details.fields) ? (details.fields as Array<{ path?: unknown }>) : [];
+  return [details.path, ...fields.map((field) => field.path)].filter((path): path is string => typeof path === 'string');
 }
 
 /** A failing exchange in a form that can be replayed by hand. */

@@ -7,9 +7,9 @@ import type { EvidenceRecord } from '../../db/evidence-repository.ts';
 import { parseExternalAttestations } from './attestations.ts';
 import type { Intent, NewIntent } from '../../db/intent-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
-import { sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../../limits.ts';
+import { allowedToolLengthMax, sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../../limits.ts';
 import { archetypePresets, findPreset, materializeTemplate, type PredicateEvaluation } from '../../predicate/index.ts';
-import { canonicalJsonBytes, normalizedAllowedTools } from '../../signing/digests.ts';
+import { canonicalJsonBytes, normalizedToolName } from '../../signing/digests.ts';
 import { bytesToHex } from '../../signing/encoding.ts';
 import { formatRfc3339SecondsUtc } from '../../signing/rfc3339.ts';
 import type { AnswerFields, ToolCall } from '../effects.ts';
@@ -27,6 +27,18 @@ const settlementMode = 'simulated';
 /** The rule a bootstrap applies when it names neither a preset nor a template, with the template's default
  * parameters: the public client's first-run command and its MCP tool send only the operation and the amount. */
 export const defaultCompletionTemplateId = 'completion_v1';
+
+/** The operation as the intent's one allowed tool: trimmed and lowercased as allowed tools are, then held to the
+ * contract's limit, since lowercasing can lengthen it ("İ" becomes two characters); refused as the schema refuses. */
+function normalizedOperation(operation: string): string {
+  const name = normalizedToolName(operation);
+  // Counted in code points, as the contract's maxLength counts them.
+  if ([...name].length > allowedToolLengthMax) {
+    const message = `must NOT have more than ${allowedToolLengthMax} characters once trimmed and lowercased`;
+    throw new ServiceError('request.invalid', { details: { fields: [{ location: 'body', path: '/operation', message }] } });
+  }
+  return name;
+}
 
 function assertMetadataFits(metadata: Record<string, unknown> | undefined): void {
   if (metadata === undefined) return;
@@ -117,7 +129,7 @@ export function decideBootstrap(
   const currency = bootstrapCurrency(body);
   const completion = resolveCompletion(body);
   assertMetadataFits(body.metadata);
-  const allowedTools = normalizedAllowedTools([body.operation], 'operation');
+  const allowedTools = [normalizedOperation(body.operation)];
   // Whole seconds, as everything the client may sign or compare is.
   const deadlineMs = Math.floor(nowMs / 1000) * 1000 + sandboxIntentLifetimeMs;
   const intent: NewIntent = {
@@ -201,7 +213,7 @@ function assertPayloadFitsPreset(presetId: string, payload: Record<string, unkno
 export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody, nowMs: number): SandboxEvidenceDecision {
   if (intent.deadline.getTime() <= nowMs) throw new ServiceError('intent.deadline_passed');
   // Normalized as the allowed tools are (trimmed, lowercased), and as capability verification compares them.
-  const operation = body.operation === undefined ? intent.allowedTools[0]! : normalizedAllowedTools([body.operation], 'operation')[0]!;
+  const operation = body.operation === undefined ? intent.allowedTools[0]! : normalizedOperation(body.operation);
   if (!intent.allowedTools.includes(operation)) {
     throw new ServiceError('sandbox.operation_mismatch', { details: { allowed_tools: intent.allowedTools } });
   }

@@ -5,11 +5,13 @@ import { consoleResponses } from '../../contracts/common.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors/service-error.ts';
+import { fastifyRefusalOf } from '../../plugins/http-errors.ts';
 import { consoleFormBytesMax } from '../../limits.ts';
 import { asServiceError } from '../../services/pure-error-mapping.ts';
 import { html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
-import { notFoundPage, send, consoleAccess, type FormBody } from './routing.ts';
+import { assertConsoleInput, parseForm } from './input.ts';
+import { notFoundPage, send, consoleAccess } from './routing.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
 import { devicePages } from './pages/device.ts';
 import { exportPages } from './pages/exports.ts';
@@ -34,25 +36,19 @@ const assets = new Map<string, { type: string; body: Buffer }>(
 /** No inline script or style, no other origin, no framing; pages never leak their URL to another site. */
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-/** A form body: `name=value` pairs, a repeated name (checkboxes) becoming a list. */
-function parseForm(text: string): FormBody {
-  const body: FormBody = Object.create(null);
-  for (const [name, value] of new URLSearchParams(text)) {
-    const existing = body[name];
-    body[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
-  }
-  return body;
-}
-
 export async function consoleSurface(app: FastifyInstance): Promise<void> {
   // Every console route answers HTML (or, for its files, CSS and scripts): one contract for all (docs/api.md).
+  // A form is at most consoleFormBytesMax however it is sent, urlencoded or as JSON.
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, response: route.schema?.response ?? consoleResponses };
+    route.bodyLimit ??= consoleFormBytesMax;
   });
   // Encapsulated: only console routes take form bodies; the API keeps JSON alone.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: consoleFormBytesMax }, (_request, body, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, parseForm(body as string));
   });
+  // After parsing, before any page: what the pages read as text is text (src/surfaces/console/input.ts).
+  app.addHook('preValidation', assertConsoleInput);
 
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', contentSecurityPolicy);
@@ -71,7 +67,7 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
   // A request refused before its page ran (the rate limiter, say) answers a page with the catalogue's words and the
   // same status and headers (Retry-After), not the API's JSON envelope; anything else goes to the app's handler.
   app.setErrorHandler((thrown, request, reply) => {
-    const error = asServiceError(thrown);
+    const error = fastifyRefusalOf(thrown) ?? asServiceError(thrown);
     if (!(error instanceof ServiceError) || error.statusCode >= 500) throw thrown;
     return send(reply, { status: error.statusCode, html: barePage('Request refused', html`${errorBox({ code: error.code, message: error.message }, request.id)}<p><a href="/console">Back to the overview</a></p>`) });
   });

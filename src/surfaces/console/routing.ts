@@ -7,6 +7,7 @@ import { errorCatalogue } from '../../errors/catalogue.ts';
 import { callApi } from './api.ts';
 import { ApiFailure, ConsoleContext, PageNotFound, SessionEnded, sessionEnding, type Viewer } from './context.ts';
 import { Html, html } from './html.ts';
+import type { FormBody } from './input.ts';
 import { barePage, errorBox } from './layout.ts';
 // For its declaration of the route option `sessionTokenOf`.
 import '../../plugins/rate-limit.ts';
@@ -26,7 +27,7 @@ export const consoleAccess = { access: { public: true } } as const;
  * with a valid session against its user's budget, not the address's (docs/console.md "Rate limits"). */
 const signedInConsoleConfig = { ...consoleAccess, sessionTokenOf } as const;
 
-export type FormBody = Record<string, string | string[]>;
+export type { FormBody } from './input.ts';
 
 /** One value of a form field (the first when repeated); empty text when absent. */
 export function formValue(body: FormBody | undefined, name: string): string {
