@@ -124,6 +124,7 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
     `/harbor/intents/${secrets.settledIntent}/rail-instructions/${secrets.intent}/done`, { reference: '0xabc' },
   ],
   'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
+  'POST /v1/spend/preflight': () => ['/v1/spend/preflight', { intent_id: secrets.intent, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
   'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
@@ -168,6 +169,10 @@ const views: Record<string, () => [string, object | undefined]> = {
   'POST /protocol/v2/agent-receipts/verify': () => ['/protocol/v2/agent-receipts/verify', { receipt: receiptsOfA.agent }],
   'POST /protocol/v2/mandates/verify': () => ['/protocol/v2/mandates/verify', { signed_mandate: mandateFor(a.tenantId) }],
   'GET /signal/v1/portfolio/signed-export': () => ['/signal/v1/portfolio/signed-export', undefined],
+  // A's intent and decision ids as B's filter and cursor: B's empty lists, never a row of A's.
+  'GET /v1/admin/spend-controls/policy': () => ['/v1/admin/spend-controls/policy', undefined],
+  'GET /v1/admin/spend-controls/decisions': () => [`/v1/admin/spend-controls/decisions?intent_id=${secrets.intent}`, undefined],
+  'GET /v1/admin/spend-controls/reservations': () => [`/v1/admin/spend-controls/reservations?status=all&cursor=${secrets.decision}`, undefined],
   'POST /verify': () => ['/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /harbor/verify': () => ['/harbor/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/policy/rollback': () => ['/v1/policy/rollback', { template_id: 'completion_v1', expected_head_digest: secrets.policyDigest, target_digest: secrets.policyDigest, confirm: true }],
@@ -240,6 +245,7 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
         expect(response.json()).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
       }
       if (route === 'GET /protocol/v2/agent-receipts' || route === 'GET /protocol/v2/a2a/task-contracts') expect(response.json().items).toEqual([]);
+      if (route.startsWith('GET /v1/admin/spend-controls/') && !route.endsWith('/policy')) expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
     } else if (downloadRoutes[route]) {

@@ -15,6 +15,7 @@ import { sandboxGuardrailRoutes } from './routes/sandbox-guardrails.ts';
 import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { spendControlRoutes } from './routes/spend-controls.ts';
 import { spendDecisionRoutes } from './routes/spend-decisions.ts';
 import { ssoRoutes } from './routes/sso.ts';
 import { taskContractRoutes } from './routes/task-contracts.ts';
@@ -39,6 +40,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(deviceLoginRoutes);
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
+  await app.register(spendControlRoutes);
   await app.register(sandboxGuardrailRoutes);
   await app.register(auditExportRoutes);
 }
