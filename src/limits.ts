@@ -342,6 +342,9 @@ assertLimit(treeHeadIntervalMs <= 5_000, 'tree heads are promised at most 5 s be
 /** Operators one signed portfolio snapshot carries: the whole snapshot is built, signed and sent in one answer (a few
  * hundred bytes per operator, so about 10 MiB at most); a tenant past it gets `standing.export_too_large`. */
 export const standingExportOperatorsMax = 20_000;
+/** Operators one portfolio summary aggregates: it reads one row per operator (a DID and three counts, so about 30 MiB
+ * at most) to score each; a tenant past it gets `standing.summary_too_large`. */
+export const standingSummaryOperatorsMax = 100_000;
 /** How long a process keeps a signed operator receipt to answer repeated reads without a transaction and a signature.
  * A settlement in this process invalidates its operator's receipts at once (standing-service.ts); another replica
  * may answer a receipt up to this old, and every receipt names its checkpoint (docs/standing.md#caching). */

@@ -215,6 +215,7 @@ export const errorCatalogue = {
   'standing.operator_unknown': { status: 404, message: 'This tenant has no settled history with that operator.' },
   'standing.score_version_unsupported': { status: 400, message: 'The score_version is not one this service scores with; details.supported_versions lists those it does.' },
   'standing.export_too_large': { status: 422, message: 'The tenant has more operators than one signed portfolio snapshot carries.' },
+  'standing.summary_too_large': { status: 422, message: 'The tenant has more operators than one portfolio summary aggregates.' },
 
   // ---- mcp: the MCP endpoint (docs/mcp.md) ----
   'mcp.protocol_version_unsupported': { status: 400, message: 'The MCP-Protocol-Version header names a protocol version this server does not speak; details.supported_versions lists those it does.' },

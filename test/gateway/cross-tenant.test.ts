@@ -130,6 +130,7 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
   // A's payee as an operator: B has no history of it, whatever A has (test/standing/standing.test.ts settles both).
   'GET /reputation/:operator_did': () => [`/reputation/${encodeURIComponent(payee.did)}`, undefined],
+  'GET /signal/v1/operators/:operator_did/explanation': () => [`/signal/v1/operators/${encodeURIComponent(payee.did)}/explanation`, undefined],
   'GET /protocol/v2/receipts/:receipt_id': () => [`/protocol/v2/receipts/${secrets.settledIntent}`, undefined],
   'GET /protocol/v2/agent-receipts/:receipt_id': () => [`/protocol/v2/agent-receipts/${secrets.actionReceipt}`, undefined],
   'GET /protocol/v2/a2a/task-contracts/:contract_id': () => [`/protocol/v2/a2a/task-contracts/${secrets.intent}`, undefined],
@@ -169,6 +170,7 @@ const views: Record<string, () => [string, object | undefined]> = {
   'POST /protocol/v2/agent-receipts/verify': () => ['/protocol/v2/agent-receipts/verify', { receipt: receiptsOfA.agent }],
   'POST /protocol/v2/mandates/verify': () => ['/protocol/v2/mandates/verify', { signed_mandate: mandateFor(a.tenantId) }],
   'GET /signal/v1/portfolio/signed-export': () => ['/signal/v1/portfolio/signed-export', undefined],
+  'GET /signal/v1/portfolio/summary': () => ['/signal/v1/portfolio/summary', undefined],
   // A's intent and decision ids as B's filter and cursor: B's empty lists, never a row of A's.
   'GET /v1/admin/spend-controls/policy': () => ['/v1/admin/spend-controls/policy', undefined],
   'GET /v1/admin/spend-controls/decisions': () => [`/v1/admin/spend-controls/decisions?intent_id=${secrets.intent}`, undefined],
@@ -245,6 +247,7 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
         expect(response.json()).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
       }
       if (route === 'GET /protocol/v2/agent-receipts' || route === 'GET /protocol/v2/a2a/task-contracts') expect(response.json().items).toEqual([]);
+      if (route === 'GET /signal/v1/portfolio/summary') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, operator_count: 0, total_terminal_intents: 0 });
       if (route.startsWith('GET /v1/admin/spend-controls/') && !route.endsWith('/policy')) expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
