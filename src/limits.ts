@@ -363,6 +363,17 @@ export const standingRebuildRetryPauseMs = 100;
 export const standingRebuildStatementTimeoutMs = 600_000;
 assertLimit(routeParameterLengthMax >= 3 * didLengthMax, 'an operator DID percent-encoded whole must fit in a path parameter');
 
+// ---- Agent tool policy documents (docs/policy-documents.md) ----
+/** Tools one policy document declares (and tool overrides one overlay makes): an agent's tool belt, with room. */
+export const policyDocumentToolsMax = 256;
+/** Bytes of a policy document's canonical JSON: a document of policyDocumentToolsMax tools fits with room, and it
+ * is answered back whole as an effective policy. */
+export const policyDocumentBytesMax = 128 * 1024;
+/** Issues one validation answers (errors and warnings each): past it the rest are summed up in one issue, so an answer
+ * stays small whatever the document holds. */
+export const policyDocumentIssuesMax = 100;
+assertLimit(policyDocumentBytesMax < requestBodyBytesMax, 'a policy document must fit in a request body');
+
 // ---- Console (docs/console.md) ----
 /** Bytes of one console form post: the largest form (a policy test with its evidence) stays far below it. */
 export const consoleFormBytesMax = 64 * 1024;

@@ -73,6 +73,10 @@ export const errorCatalogue = {
   'policy.version_not_found': { status: 404, message: 'This tenant has no such policy version.' },
   'policy.head_moved': { status: 409, message: 'The policy head is not the one the request expected; read the versions and decide again.' },
   'policy.rollback_precondition_required': { status: 428, message: 'A rollback needs expected_head_digest, target_digest and confirm=true.' },
+  'policy.org_policy_not_found': { status: 404, message: "This tenant has rolled out no policy of that id: an org policy is the head of a managed template in the tenant's policy registry." },
+  'policy.overlay_invalid': { status: 422, message: "The body is not a tenant overlay of this org policy: a version 2 policy document whose extends.org_policy_id is the path's; details.issues lists the problems." },
+  'policy.widening_denied': { status: 422, message: 'The overlay widens what its org base allows; details.denied_widenings lists each attempt.' },
+  'policy.effective_invalid': { status: 422, message: 'The overlay merges into a policy document that does not validate; details.issues lists the problems.' },
 
   // ---- funding: the rails behind POST /harbor/intents/{id}/fund (docs/rails.md) ----
   'funding.rail_not_configured': { status: 422, message: "This tenant has no usable configuration for the intent's settlement rail." },

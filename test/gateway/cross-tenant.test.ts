@@ -124,6 +124,11 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
     `/harbor/intents/${secrets.settledIntent}/rail-instructions/${secrets.intent}/done`, { reference: '0xabc' },
   ],
   'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
+  // A's rolled-out completion_v1 is no org policy of B's.
+  'POST /v1/org-policies/:policy_id/effective': () => ['/v1/org-policies/completion_v1/effective', {
+    version: 2, name: 'b-overlay', default_deny: true, extends: { org_policy_id: 'completion_v1', org_id: 'org_b' },
+    tools: { 'search.web': { side_effecting: false } },
+  }],
   'POST /v1/spend/preflight': () => ['/v1/spend/preflight', { intent_id: secrets.intent, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
@@ -170,6 +175,11 @@ const views: Record<string, () => [string, object | undefined]> = {
   'POST /protocol/v2/agent-receipts/verify': () => ['/protocol/v2/agent-receipts/verify', { receipt: receiptsOfA.agent }],
   'POST /protocol/v2/mandates/verify': () => ['/protocol/v2/mandates/verify', { signed_mandate: mandateFor(a.tenantId) }],
   'GET /signal/v1/portfolio/signed-export': () => ['/signal/v1/portfolio/signed-export', undefined],
+  // A document bound to A's head, digest and all: judged against B's registry, which has no head.
+  'POST /v1/policy/validate': () => ['/v1/policy/validate', {
+    version: 1, name: 'b-policy', default_deny: true, tools: { 'search.web': { side_effecting: false } },
+    intent: { policy_binding: { template_id: 'completion_v1', head_digest: `sha256:${secrets.policyDigest}` } },
+  }],
   'GET /signal/v1/portfolio/summary': () => ['/signal/v1/portfolio/summary', undefined],
   // A's intent and decision ids as B's filter and cursor: B's empty lists, never a row of A's.
   'GET /v1/admin/spend-controls/policy': () => ['/v1/admin/spend-controls/policy', undefined],
@@ -247,6 +257,7 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
         expect(response.json()).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
       }
       if (route === 'GET /protocol/v2/agent-receipts' || route === 'GET /protocol/v2/a2a/task-contracts') expect(response.json().items).toEqual([]);
+      if (route === 'POST /v1/policy/validate') expect(response.json().errors.map((issue: { code: string }) => issue.code)).toEqual(['policy.template_not_rolled_out']);
       if (route === 'GET /signal/v1/portfolio/summary') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, operator_count: 0, total_terminal_intents: 0 });
       if (route.startsWith('GET /v1/admin/spend-controls/') && !route.endsWith('/policy')) expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);

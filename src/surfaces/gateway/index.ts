@@ -8,6 +8,7 @@ import { deviceLoginRoutes } from './routes/device-login.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { mandateRoutes } from './routes/mandates.ts';
+import { policyDocumentRoutes } from './routes/policy-documents.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
@@ -28,6 +29,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(apiKeyRoutes);
   await app.register(keyRegistryRoutes);
   await app.register(policyRollbackRoutes);
+  await app.register(policyDocumentRoutes);
   await app.register(recognitionRoutes);
   await app.register(mandateRoutes);
   await app.register(receiptRoutes);
