@@ -2,3 +2,57 @@
 -- tenant's decisions newest first.
 
 CREATE INDEX spend_decisions_by_tenant ON spend_decisions (tenant_id, created_at DESC, decision_id DESC);
+
+-- Agent runs (docs/agent-runs.md): one bind of an agent's tool middleware to an intent, and the trace events the
+-- middleware reported, each stored once (by the digest of its canonical JSON), numbered in the order received.
+-- Bounds as src/limits.ts: agentRunsPerIntentMax is kept by the service under the intent's row lock,
+-- agentRunTraceEventsPerRunMax by trace_event_count under the run's.
+CREATE TABLE agent_runs (
+  tenant_id         text NOT NULL REFERENCES tenants (tenant_id),
+  run_id            text NOT NULL CHECK (run_id ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$'),
+  intent_id         uuid NOT NULL,
+  operation         text NOT NULL CHECK (length(operation) <= 256),
+  sandbox           boolean NOT NULL,
+  allowed_tools     text[] NOT NULL CHECK (cardinality(allowed_tools) <= 64),
+  completion_preset text NOT NULL CHECK (length(completion_preset) <= 256),
+  trace_event_count integer NOT NULL DEFAULT 0 CHECK (trace_event_count BETWEEN 0 AND 1000),
+  created_at        timestamptz NOT NULL DEFAULT now(),
+  updated_at        timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, run_id),
+  FOREIGN KEY (tenant_id, intent_id) REFERENCES intents (tenant_id, intent_id)
+);
+CREATE INDEX agent_runs_by_intent ON agent_runs (tenant_id, intent_id, created_at);
+
+CREATE TABLE agent_run_trace_events (
+  tenant_id    text NOT NULL,
+  run_id       text NOT NULL,
+  seq          integer NOT NULL CHECK (seq BETWEEN 1 AND 1000),
+  event_type   text NOT NULL CHECK (event_type IN ('tool_selected', 'spend_authorized', 'spend_denied', 'approval_required',
+                                                   'tool_executed', 'evidence_submitted', 'spend_finalized')),
+  tool_call_id text NOT NULL CHECK (length(tool_call_id) BETWEEN 1 AND 256),
+  operation    text NOT NULL CHECK (length(operation) <= 256),
+  recorded_at  timestamptz NOT NULL,
+  event        jsonb NOT NULL,
+  -- SHA-256 of the event's canonical JSON: a report retried after a lost answer is stored once.
+  event_digest bytea NOT NULL CHECK (length(event_digest) = 32),
+  received_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, run_id, seq),
+  UNIQUE (tenant_id, run_id, event_digest),
+  FOREIGN KEY (tenant_id, run_id) REFERENCES agent_runs (tenant_id, run_id)
+);
+
+ALTER TABLE agent_runs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE agent_runs FORCE ROW LEVEL SECURITY;
+CREATE POLICY agent_runs_own ON agent_runs TO svc_app
+  USING (tenant_id = current_setting('app.tenant_id', true))
+  WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+CREATE POLICY agent_runs_system ON agent_runs TO svc_system USING (true) WITH CHECK (true);
+GRANT SELECT, INSERT, UPDATE ON agent_runs TO svc_app, svc_system;
+
+ALTER TABLE agent_run_trace_events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE agent_run_trace_events FORCE ROW LEVEL SECURITY;
+CREATE POLICY agent_run_trace_events_own ON agent_run_trace_events TO svc_app
+  USING (tenant_id = current_setting('app.tenant_id', true))
+  WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
+CREATE POLICY agent_run_trace_events_system ON agent_run_trace_events TO svc_system USING (true) WITH CHECK (true);
+GRANT SELECT, INSERT ON agent_run_trace_events TO svc_app, svc_system;

@@ -374,6 +374,20 @@ export const policyDocumentBytesMax = 128 * 1024;
 export const policyDocumentIssuesMax = 100;
 assertLimit(policyDocumentBytesMax < requestBodyBytesMax, 'a policy document must fit in a request body');
 
+// ---- Agent runs and their trace events (docs/agent-runs.md) ----
+/** Runs one intent may have: a run is one bind of an agent's middleware to the intent, and an intent is one task. */
+export const agentRunsPerIntentMax = 100;
+/** Trace events one run keeps: a tool call makes about six, so some 160 calls; past it the run takes no more. */
+export const agentRunTraceEventsPerRunMax = 1_000;
+/** Trace events one request reports (the public client sends one at a time; a batching reporter may send more). */
+export const agentRunTraceEventsPerRequestMax = 100;
+/** Bytes of one trace event's canonical JSON: an event is a few ids, a message and a few attestations. */
+export const agentRunTraceEventBytesMax = 4 * 1024;
+/** Characters of a run's operation and completion preset as the client registers them. */
+export const agentRunTextLengthMax = 256;
+assertLimit(agentRunTraceEventsPerRequestMax * agentRunTraceEventBytesMax < requestBodyBytesMax, 'a full batch of trace events must fit in a request body');
+assertLimit(agentRunTraceEventsPerRequestMax <= agentRunTraceEventsPerRunMax, 'one request cannot report more than a run keeps');
+
 // ---- Console (docs/console.md) ----
 /** Bytes of one console form post: the largest form (a policy test with its evidence) stays far below it. */
 export const consoleFormBytesMax = 64 * 1024;

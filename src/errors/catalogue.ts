@@ -174,6 +174,13 @@ export const errorCatalogue = {
   'sandbox.metadata_too_large': { status: 400, message: 'The metadata object is larger than the limit.' },
   'sandbox.operation_mismatch': { status: 422, message: 'The operation is not the one the sandbox guardrail intent was bootstrapped for.' },
 
+  // ---- agent_run: agent runs and their trace events (docs/agent-runs.md) ----
+  'agent_run.not_found': { status: 404, message: 'No such agent run; register it with PUT /v1/agent-runs/{run_id} first.' },
+  'agent_run.intent_mismatch': { status: 409, message: 'This run id is registered for another intent; a run belongs to one intent.' },
+  'agent_run.limit_reached': { status: 422, message: 'The intent has as many agent runs as it may keep.' },
+  'agent_run.trace_event_invalid': { status: 400, message: 'A trace event does not belong to this run or is too large; details.index names it.' },
+  'agent_run.trace_events_exceeded': { status: 422, message: 'The run would hold more trace events than it may keep; nothing of this report was stored.' },
+
   // ---- rate_limit: gateway rate limits (docs/operations.md "Rate limits") ----
   'rate_limit.exceeded': { status: 429, message: 'Too many requests for this credential or client address; retry after the seconds in Retry-After.' },
 

@@ -76,6 +76,10 @@ beforeAll(async () => {
   const settled = await asA('POST', `/v1/sandbox/guardrails/${secrets.settledIntent}/evidence`, { payload: {}, metadata: { tool_call_id: 'call-of-a' } });
   secrets.actionReceipt = settled.agent_receipt.receipt_id;
   receiptsOfA.settlement = (await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}`)).receipt;
+  // An agent run of A's, with one trace event.
+  secrets.agentRun = '6d1f0c52-8f4e-4c1e-9a57-0d1c2e3f4a5b';
+  await asA('PUT', `/v1/agent-runs/${secrets.agentRun}`, { intent_id: secrets.intent, operation: 'search.web', sandbox: false, allowed_tools: ['search.web'], completion_preset: '' });
+  await asA('POST', `/v1/agent-runs/${secrets.agentRun}/trace-events`, { events: [traceEventOf(secrets.agentRun)] });
   receiptsOfA.agent = settled.agent_receipt;
 });
 
@@ -99,6 +103,8 @@ function mandateFor(tenantId: string): Record<string, unknown> {
     human_presence_mode: 'human_not_present',
   }, principal.signer);
 }
+
+const traceEventOf = (runId: string) => ({ type: 'tool_selected', runId, toolName: 'search.web', toolCallId: 'call-of-a', operation: 'search.web', recordedAt: '2026-11-25T04:00:00.000Z' });
 
 const asB = (method: string, url: string, payload?: object): Promise<LightMyRequestResponse> =>
   app.inject({ method: method as 'GET', url, headers: bearer(b.adminKey), ...(payload ? { payload } : {}) });
@@ -129,6 +135,11 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
     version: 2, name: 'b-overlay', default_deny: true, extends: { org_policy_id: 'completion_v1', org_id: 'org_b' },
     tools: { 'search.web': { side_effecting: false } },
   }],
+  // A's run by its id, A's intent by its id: B's own run id space holds neither.
+  'PUT /v1/agent-runs/:run_id': () => [`/v1/agent-runs/${secrets.agentRun}`, { intent_id: secrets.intent, operation: 'search.web' }],
+  'POST /v1/agent-runs/:run_id/trace-events': () => [`/v1/agent-runs/${secrets.agentRun}/trace-events`, { events: [traceEventOf(secrets.agentRun!)] }],
+  'GET /v1/agent-runs/:run_id': () => [`/v1/agent-runs/${secrets.agentRun}`, undefined],
+  'GET /v1/agent-runs': () => [`/v1/agent-runs?intent_id=${secrets.intent}`, undefined],
   'POST /v1/spend/preflight': () => ['/v1/spend/preflight', { intent_id: secrets.intent, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],

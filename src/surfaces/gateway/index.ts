@@ -2,6 +2,7 @@
 // the issues that build each capability; this plugin is where they are mounted.
 import type { FastifyInstance } from 'fastify';
 import { agentReceiptRoutes } from './routes/agent-receipts.ts';
+import { agentRunRoutes } from './routes/agent-runs.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditExportRoutes } from './routes/audit-exports.ts';
 import { deviceLoginRoutes } from './routes/device-login.ts';
@@ -43,6 +44,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
   await app.register(spendControlRoutes);
+  await app.register(agentRunRoutes);
   await app.register(sandboxGuardrailRoutes);
   await app.register(auditExportRoutes);
 }
