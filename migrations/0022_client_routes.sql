@@ -56,3 +56,14 @@ CREATE POLICY agent_run_trace_events_own ON agent_run_trace_events TO svc_app
   WITH CHECK (tenant_id = current_setting('app.tenant_id', true));
 CREATE POLICY agent_run_trace_events_system ON agent_run_trace_events TO svc_system USING (true) WITH CHECK (true);
 GRANT SELECT, INSERT ON agent_run_trace_events TO svc_app, svc_system;
+
+-- API key rotation (docs/architecture.md#credentials): a rotation gives the key a new secret under the same key id;
+-- the secret it replaced keeps working until previous_secret_expires_at (at most 7 days on, apiKeyRotationOverlapSecondsMax),
+-- then is refused (as rotated: an overlap of 0 keeps it only to say so). One previous secret at most: a rotation
+-- during an overlap ends the older one at once.
+ALTER TABLE api_keys
+  ADD COLUMN previous_secret_sha256 bytea CHECK (length(previous_secret_sha256) = 32),
+  ADD COLUMN previous_secret_expires_at timestamptz,
+  ADD COLUMN rotated_at timestamptz,
+  ADD CHECK ((previous_secret_sha256 IS NULL) = (previous_secret_expires_at IS NULL)),
+  ADD CHECK (previous_secret_expires_at IS NULL OR previous_secret_expires_at <= rotated_at + interval '7 days');

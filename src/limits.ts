@@ -61,6 +61,12 @@ export const apiKeyLastUsedWriteIntervalMs = 60_000;
 export const apiKeyCacheTtlMs = 5_000;
 /** Entries in the per-process credential cache. */
 export const apiKeyCacheEntriesMax = 10_000;
+/** How long a rotated key's previous secret keeps working by default, so that every process using the key can take
+ * the new one before the old stops (a deploy, a secret store's refresh). A rotation may ask for less, down to 0. */
+export const apiKeyRotationOverlapSecondsDefault = 24 * 60 * 60;
+/** The longest overlap a rotation may ask for: a leaked key is rotated to end it, not to keep it a week more. */
+export const apiKeyRotationOverlapSecondsMax = 7 * 24 * 60 * 60;
+assertLimit(apiKeyRotationOverlapSecondsDefault <= apiKeyRotationOverlapSecondsMax, 'the default overlap must be one a rotation may ask for');
 
 // ---- Database ----
 /** Largest policy version number: the column is a Postgres integer, so a larger number can name no version. */

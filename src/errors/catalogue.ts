@@ -32,6 +32,7 @@ export const errorCatalogue = {
   'auth.credential_missing': { status: 401, message: 'This route needs an Authorization: Bearer credential.' },
   'auth.credential_invalid': { status: 401, message: 'The credential is not valid.' },
   'auth.credential_revoked': { status: 401, message: 'The credential has been revoked.' },
+  'auth.credential_rotated': { status: 401, message: "This API key's secret was replaced by a rotation and its overlap window has ended; use the key the rotation answered." },
   'auth.role_insufficient': { status: 403, message: 'The credential does not have a role that may call this route.' },
   'auth.scope_insufficient': { status: 403, message: 'The restricted key does not carry a scope this route needs.' },
 
@@ -49,6 +50,7 @@ export const errorCatalogue = {
 
   // ---- api_key: service-account key administration ----
   'api_key.not_found': { status: 404, message: 'No such API key.' },
+  'api_key.revoked': { status: 409, message: 'The API key is revoked; a revoked key cannot be rotated. Create a new one.' },
   'api_key.scope_unknown': { status: 400, message: 'A scope is not in the MCP scope catalogue (or asks for more than its highest level), and no preset has this name; docs/mcp.md lists both.' },
 
   // ---- registry: the tenant key registry ----

@@ -10,6 +10,11 @@ import { findInputHazard } from './hostile-input.ts';
 import { hazardError } from './input-boundary.ts';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route whose body is optional as a whole: a JSON content type with no body is no body, rather than 400
+     * `request.empty_body` (clients that always send the header, and nothing, to a route that needs nothing). */
+    emptyBody?: 'allowed';
+  }
   interface FastifyRequest {
     /** The request body exactly as received, for routes that bind it; undefined when there was none. */
     rawBody: Buffer | undefined;
@@ -66,6 +71,10 @@ export const jsonBody = fastifyPlugin(
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       const raw = body as Buffer;
       request.rawBody = raw;
+      if (raw.length === 0 && request.routeOptions.config.emptyBody === 'allowed') {
+        done(null, undefined);
+        return;
+      }
       try {
         done(null, parseJsonBody(raw, request.headers['content-type']));
       } catch (error) {

@@ -113,6 +113,7 @@ const asB = (method: string, url: string, payload?: object): Promise<LightMyRequ
 const namedResource: Record<string, () => [string, object | undefined]> = {
   'GET /v1/admin/api-keys/:key_id': () => [`/v1/admin/api-keys/${secrets.apiKey}`, undefined],
   'DELETE /v1/admin/api-keys/:key_id': () => [`/v1/admin/api-keys/${secrets.apiKey}`, undefined],
+  'POST /v1/admin/api-keys/:key_id/rotate': () => [`/v1/admin/api-keys/${secrets.apiKey}/rotate`, { previous_secret_expires_in_seconds: 0 }],
   'DELETE /v1/registry/keys/:id': () => [`/v1/registry/keys/${secrets.registeredKey}`, undefined],
   'GET /harbor/intents/:intent_id': () => [`/harbor/intents/${secrets.intent}`, undefined],
   'GET /harbor/operator/v1/intents/:intent_id': () => [`/harbor/operator/v1/intents/${secrets.intent}`, undefined],
