@@ -67,3 +67,12 @@ ALTER TABLE api_keys
   ADD COLUMN rotated_at timestamptz,
   ADD CHECK ((previous_secret_sha256 IS NULL) = (previous_secret_expires_at IS NULL)),
   ADD CHECK (previous_secret_expires_at IS NULL OR previous_secret_expires_at <= rotated_at + interval '7 days');
+
+-- Device login started as the public client starts it (docs/sign-in.md#device-login): the device asks by name for an
+-- API key of an environment and a role. The approval then grants exactly that key, and only a tenant of that
+-- environment may approve it.
+ALTER TABLE device_authorizations
+  ADD COLUMN requested_environment text CHECK (requested_environment IN ('sandbox', 'live')),
+  ADD COLUMN requested_key_role text CHECK (requested_key_role IN ('admin', 'operator', 'agent', 'auditor')),
+  ADD CHECK ((requested_environment IS NULL) = (requested_key_role IS NULL)),
+  ADD CHECK (requested_key_role IS NULL OR status <> 'approved' OR key_role = requested_key_role);

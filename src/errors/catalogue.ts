@@ -208,6 +208,7 @@ export const errorCatalogue = {
   'device_login.session_required': { status: 403, message: 'Only a signed-in person (a session token) can approve or deny a device login; an API key cannot.' },
   'device_login.grant_invalid': { status: 400, message: 'grant api_key needs key_role, key_role is given only with grant api_key, and only an approval grants anything.' },
   'device_login.api_key_sandbox_only': { status: 403, message: 'Only a sandbox tenant can grant a device an API key; approve it with a session instead.' },
+  'device_login.environment_mismatch': { status: 409, message: "This device asked for an API key of another environment than your tenant's; approve it signed in to a tenant of that environment." },
 
   // ---- audit_export: compliance audit exports and their bundle downloads (docs/audit-exports.md) ----
   'audit_export.not_found': { status: 404, message: 'No such audit export.' },

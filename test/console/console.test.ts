@@ -203,6 +203,29 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     await page.getByTestId('no-agent-runs').waitFor();
   });
 
+  it('shows an admin the API key a device asked for by name, and approves exactly that', async () => {
+    const started = await (await fetch(`${harness.baseUrl}/v1/public/auth/device/start`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: 'svc-kit-cli', client_name: 'Svc CLI', requested_environment: 'sandbox', service_account_role: 'operator' }),
+    })).json() as { user_code: string; device_code: string; verification_uri_complete: string };
+    const { page } = await harness.newPage();
+    await signIn(harness, page, await harness.member('admin'));
+    await page.goto(new URL(started.verification_uri_complete).pathname + new URL(started.verification_uri_complete).search);
+    const asks = await page.getByTestId('device-asks-key').innerText();
+    expect(asks).toContain('Svc CLI');
+    expect(asks).toMatch(/role\s+operator/);
+    expect(asks).toContain('sandbox');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    expect(await page.getByTestId('device-status').textContent()).toBe('approved');
+    await screenshot(page, 'device-key-approved');
+    const token = await (await fetch(`${harness.baseUrl}/v1/public/auth/device/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.device_code, client_id: 'svc-kit-cli' }),
+    })).json() as { access_token: string; service_account_role: string };
+    expect(token.service_account_role).toBe('operator');
+    expect(token.access_token).toMatch(/^svc_sk_sandbox_/);
+  });
+
   it('lists recent failures on the overview: evidence that failed its rule, in words, and a declined payment', async () => {
     const { page } = await harness.newPage();
     await signIn(harness, page, await harness.member('operator'));

@@ -225,7 +225,7 @@ const notCrossTenant = new Set([
   // Device login: the device's two routes are public and name no tenant; the approval routes take only a session
   // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
   // person is covered in test/gateway/device-login.test.ts.
-  'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
+  'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/start', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
   // The API's description, its reference page and the metrics scrape: the same for every caller, naming no tenant
   // (the metrics carry no tenant label: test/platform/metrics.test.ts).
   'GET /openapi.json', 'GET /docs', 'GET /docs/', 'GET /docs/js/scalar.js', 'GET /metrics',
