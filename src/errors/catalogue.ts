@@ -89,6 +89,8 @@ export const errorCatalogue = {
   'rail_instruction.not_found': { status: 404, message: 'The intent has no rail instruction with this id.' },
   'rail_instruction.already_succeeded': { status: 409, message: 'The rail instruction has already succeeded; its reference stays as recorded.' },
 
+  'integration.not_supported': { status: 422, message: 'This service does not run that provider integration; its rails are in details.supported_rails (docs/rails.md#provider-integrations).' },
+
   // ---- settlement_config: PUT/GET /v1/admin/settlement/config (docs/rails.md) ----
   'settlement_config.not_found': { status: 404, message: 'No settlement configuration has been set for this tenant.' },
   'settlement_config.invalid_rail_combination': { status: 400, message: 'rails must be a non-empty list of distinct known rails (x402_usdc_base, processor_mpp).' },

@@ -226,6 +226,10 @@ const notCrossTenant = new Set([
   // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
   // person is covered in test/gateway/device-login.test.ts.
   'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/start', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
+  // Provider integrations the service does not run: 422 integration.not_supported for every tenant and id, naming no
+  // resource (test/gateway/provider-integrations.test.ts).
+  'GET /v1/admin/plaid/bank-accounts', 'GET /v1/admin/plaid/bank-accounts/:bank_account_id',
+  'POST /v1/admin/settlement/stripe/ach/intents/:intent_id/fund', 'GET /v1/admin/shopify/payments/sessions/:session_id',
   // The API's description, its reference page and the metrics scrape: the same for every caller, naming no tenant
   // (the metrics carry no tenant label: test/platform/metrics.test.ts).
   'GET /openapi.json', 'GET /docs', 'GET /docs/', 'GET /docs/js/scalar.js', 'GET /metrics',

@@ -11,6 +11,7 @@ import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { mandateRoutes } from './routes/mandates.ts';
 import { policyDocumentRoutes } from './routes/policy-documents.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
+import { providerIntegrationRoutes } from './routes/provider-integrations.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
 import { sandboxGuardrailRoutes } from './routes/sandbox-guardrails.ts';
@@ -38,6 +39,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(taskContractRoutes);
   await app.register(wellKnownRoutes);
   await app.register(settlementConfigRoutes);
+  await app.register(providerIntegrationRoutes);
   await app.register(signInRoutes);
   await app.register(ssoRoutes);
   await app.register(deviceLoginRoutes);
