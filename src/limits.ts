@@ -394,6 +394,10 @@ export const agentRunTextLengthMax = 256;
 assertLimit(agentRunTraceEventsPerRequestMax * agentRunTraceEventBytesMax < requestBodyBytesMax, 'a full batch of trace events must fit in a request body');
 assertLimit(agentRunTraceEventsPerRequestMax <= agentRunTraceEventsPerRunMax, 'one request cannot report more than a run keeps');
 
+// ---- The public client's own reports (docs/wire-compatibility.md#what-the-client-calls) ----
+/** Bytes of one usage report of the client's CLI: a few short fields; anything larger is not one. */
+export const clientReportBytesMax = 4 * 1024;
+
 // ---- Console (docs/console.md) ----
 /** Bytes of one console form post: the largest form (a policy test with its evidence) stays far below it. */
 export const consoleFormBytesMax = 64 * 1024;

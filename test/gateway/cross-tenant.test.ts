@@ -226,6 +226,8 @@ const notCrossTenant = new Set([
   // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
   // person is covered in test/gateway/device-login.test.ts.
   'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/start', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
+  // The client's CLI usage report: public, checked and dropped, naming no tenant.
+  'POST /v1/public/analytics/kit-cli',
   // Provider integrations the service does not run: 422 integration.not_supported for every tenant and id, naming no
   // resource (test/gateway/provider-integrations.test.ts).
   'GET /v1/admin/plaid/bank-accounts', 'GET /v1/admin/plaid/bank-accounts/:bank_account_id',

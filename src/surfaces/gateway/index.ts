@@ -5,6 +5,7 @@ import { agentReceiptRoutes } from './routes/agent-receipts.ts';
 import { agentRunRoutes } from './routes/agent-runs.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditExportRoutes } from './routes/audit-exports.ts';
+import { clientReportRoutes } from './routes/client-reports.ts';
 import { deviceLoginRoutes } from './routes/device-login.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
@@ -43,6 +44,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(signInRoutes);
   await app.register(ssoRoutes);
   await app.register(deviceLoginRoutes);
+  await app.register(clientReportRoutes);
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
   await app.register(spendControlRoutes);
