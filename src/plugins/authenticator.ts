@@ -1,6 +1,6 @@
 // Turns a bearer credential into a Principal: an API key, or else a session JWT. Verified keys are cached for a
-// few seconds per process; a revocation or a rotation anywhere is pushed to every replica through Postgres NOTIFY,
-// and the cache's TTL bounds staleness even if a notification is lost. A session's membership (tenant and role) is
+// few seconds per process; a revocation anywhere is pushed to every replica through Postgres NOTIFY, and the
+// cache's TTL bounds staleness even if a notification is lost. A session's membership (tenant and role) is
 // re-read from the database on a short cache, so a removed member or a changed role stops working within seconds.
 import pg from 'pg';
 import {
@@ -74,7 +74,7 @@ export class Authenticator {
     this.#listener = undefined;
   }
 
-  /** Drops a key from this process's cache (after a revocation or a rotation). */
+  /** Drops a key from this process's cache (after a revocation). */
   forget(keyId: string): void {
     this.#credentials.delete(keyId);
   }

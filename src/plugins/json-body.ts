@@ -1,8 +1,9 @@
 // The JSON body parser, the only body parser: UTF-8 JSON only (any other media type is 415), hostile input refused
 // with a code that says why (the checks in hostile-input.ts, the codes in input-boundary.ts), and the raw bytes kept
 // on the request, because recognition proofs and idempotency fingerprints bind the exact bytes the client sent.
+// An empty body is no body on a route that takes none, whatever content type it is labelled with.
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { requestJsonNestingDepthMax } from '../limits.ts';
 import { ServiceError } from '../errors/service-error.ts';
@@ -10,15 +11,24 @@ import { findInputHazard } from './hostile-input.ts';
 import { hazardError } from './input-boundary.ts';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** A route whose body is optional as a whole: a JSON content type with no body is no body, rather than 400
-     * `request.empty_body` (clients that always send the header, and nothing, to a route that needs nothing). */
-    emptyBody?: 'allowed';
-  }
   interface FastifyRequest {
     /** The request body exactly as received, for routes that bind it; undefined when there was none. */
     rawBody: Buffer | undefined;
   }
+  interface FastifyContextConfig {
+    /** The route's body may be left out (fund, sandbox evidence): an empty body is then read as none, whatever
+     * content type labels it. */
+    bodyOptional?: boolean;
+  }
+}
+
+/** Whether an empty body is read as no body: on a route that declares its body optional, and on a DELETE that
+ * declares no body. Clients label bodiless requests with a content type (`application/json` from a JSON helper,
+ * `text/plain` from `fetch` given `""`), and there is nothing in them to misread. Elsewhere an empty body stays
+ * `request.empty_body` (JSON) or `request.unsupported_media_type` (another type). */
+function emptyBodyIsNone(request: FastifyRequest): boolean {
+  if (request.routeOptions.config.bodyOptional === true) return true;
+  return request.method === 'DELETE' && request.routeOptions.schema?.body === undefined;
 }
 
 const charsetPattern = /;\s*charset\s*=\s*"?([^";\s]*)/i;
@@ -70,11 +80,11 @@ export const jsonBody = fastifyPlugin(
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       const raw = body as Buffer;
-      request.rawBody = raw;
-      if (raw.length === 0 && request.routeOptions.config.emptyBody === 'allowed') {
+      if (raw.length === 0 && emptyBodyIsNone(request)) {
         done(null, undefined);
         return;
       }
+      request.rawBody = raw;
       try {
         done(null, parseJsonBody(raw, request.headers['content-type']));
       } catch (error) {

@@ -1,9 +1,8 @@
-// Issuing, rotating and revoking service-account API keys. The full key exists only in the answer that mints it.
+// Issuing and revoking service-account API keys. The full key exists only in the answer to its creation.
 import type { ApiKeyCreateBody } from '../contracts/api-keys.ts';
-import { mintApiKey, mintApiKeySecret, type ApiKeyKind, type Environment } from '../credentials/api-key.ts';
+import { mintApiKey, type ApiKeyKind, type Environment } from '../credentials/api-key.ts';
 import { normalizeScopes } from '../credentials/mcp-scopes.ts';
-import { findApiKey, insertApiKey, revokeApiKey, rotateApiKeySecret, type ApiKeyRecord, type RotatedApiKey } from '../db/api-key-repository.ts';
-import { ServiceError } from '../errors/service-error.ts';
+import { insertApiKey, revokeApiKey, type ApiKeyRecord } from '../db/api-key-repository.ts';
 import { credentialRevocationChannel } from '../credentials/api-key.ts';
 import type { Queryable } from '../infra/database.ts';
 
@@ -41,25 +40,4 @@ export async function revokeAndAnnounce(tx: Queryable, tenantId: string, keyId: 
   const record = await revokeApiKey(tx, tenantId, keyId);
   if (record) await tx.query('SELECT pg_notify($1, $2)', [credentialRevocationChannel, keyId]);
   return record;
-}
-
-/**
- * Rotates a key (docs/architecture.md#credentials): a new secret under the same key id, kind, role and scopes; the
- * replaced secret keeps working for `overlapSeconds`, then is refused (`auth.credential_rotated`). Every replica is
- * told through the revocation channel when the transaction commits, so no cache keeps answering the old state.
- */
-export async function rotateAndAnnounce(
-  tx: Queryable,
-  tenant: { tenantId: string; environment: Environment },
-  keyId: string,
-  overlapSeconds: number,
-): Promise<RotatedApiKey & { apiKey: string }> {
-  const existing = await findApiKey(tx, tenant.tenantId, keyId);
-  if (!existing) throw new ServiceError('api_key.not_found');
-  const minted = mintApiKeySecret(existing.kind, tenant.environment, existing.keyId);
-  const rotated = await rotateApiKeySecret(tx, tenant.tenantId, existing.keyId, minted.secretSha256, overlapSeconds);
-  if (!rotated) throw new ServiceError('api_key.not_found');
-  if ('revoked' in rotated) throw new ServiceError('api_key.revoked');
-  await tx.query('SELECT pg_notify($1, $2)', [credentialRevocationChannel, existing.keyId]);
-  return { ...rotated, apiKey: minted.apiKey };
 }

@@ -61,6 +61,10 @@ beforeAll(async () => {
   });
   secrets.capabilityToken = funded.capability_token;
   secrets.decision = (await asA('POST', '/verify', { intent_id: secrets.intent, token: funded.capability_token, operation: 'search.web', requested_spend_cents: 10 })).decision_id;
+  // An agent run of A's, with one trace event.
+  secrets.agentRun = '6d1f0c52-8f4e-4c1e-9a57-0d1c2e3f4a5b';
+  await asA('PUT', `/v1/agent-runs/${secrets.agentRun}`, { intent_id: secrets.intent, operation: 'search.web', sandbox: false, allowed_tools: ['search.web'], completion_preset: '' });
+  await asA('POST', `/v1/agent-runs/${secrets.agentRun}/trace-events`, { events: [traceEventOf(secrets.agentRun)] });
   const auditExport = await asA('POST', '/v1/compliance/audit-exports', {});
   secrets.auditExport = auditExport.job_id;
   secrets.auditExportToken = auditExport.download_token;
@@ -76,10 +80,6 @@ beforeAll(async () => {
   const settled = await asA('POST', `/v1/sandbox/guardrails/${secrets.settledIntent}/evidence`, { payload: {}, metadata: { tool_call_id: 'call-of-a' } });
   secrets.actionReceipt = settled.agent_receipt.receipt_id;
   receiptsOfA.settlement = (await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}`)).receipt;
-  // An agent run of A's, with one trace event.
-  secrets.agentRun = '6d1f0c52-8f4e-4c1e-9a57-0d1c2e3f4a5b';
-  await asA('PUT', `/v1/agent-runs/${secrets.agentRun}`, { intent_id: secrets.intent, operation: 'search.web', sandbox: false, allowed_tools: ['search.web'], completion_preset: '' });
-  await asA('POST', `/v1/agent-runs/${secrets.agentRun}/trace-events`, { events: [traceEventOf(secrets.agentRun)] });
   receiptsOfA.agent = settled.agent_receipt;
 });
 

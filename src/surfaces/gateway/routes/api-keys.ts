@@ -2,23 +2,16 @@
 // shown once), revoke.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import {
-  ApiKey,
-  ApiKeyCreateBody,
-  ApiKeyCreated,
-  ApiKeyListQuery,
-  ApiKeyPage,
-  ApiKeyParams,
-  ApiKeyRotateBody,
-  ApiKeyRotated,
-} from '../../../contracts/api-keys.ts';
+import { ApiKeyCreateBody, ApiKeyCreated, ApiKeyListQuery, ApiKeyPage, ApiKeyParams, ApiKey } from '../../../contracts/api-keys.ts';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import { findApiKey, listApiKeys, type ApiKeyRecord } from '../../../db/api-key-repository.ts';
 import { findTenant } from '../../../db/tenant-repository.ts';
+import { ApiKeyRotateBody, ApiKeyRotated } from '../../../contracts/api-keys.ts';
+import { apiKeyRotationOverlapSecondsDefault } from '../../../limits.ts';
+import { rotateAndAnnounce } from '../../../services/api-key-rotation-service.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { adminOnly, principalOf } from '../../../plugins/access.ts';
-import { issueApiKey, revokeAndAnnounce, rotateAndAnnounce } from '../../../services/api-key-service.ts';
-import { apiKeyRotationOverlapSecondsDefault } from '../../../limits.ts';
+import { issueApiKey, revokeAndAnnounce } from '../../../services/api-key-service.ts';
 
 function present(record: ApiKeyRecord): ApiKey {
   return {
@@ -104,7 +97,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   routes.post(
     '/v1/admin/api-keys/:key_id/rotate',
     {
-      config: { ...config, emptyBody: 'allowed' },
+      config: { ...config, bodyOptional: true },
       schema: {
         summary: 'Rotate an API key: a new secret under the same key id (answered once); the old one works for an overlap',
         params: ApiKeyParams,

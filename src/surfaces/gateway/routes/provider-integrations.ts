@@ -42,7 +42,7 @@ export async function providerIntegrationRoutes(app: FastifyInstance): Promise<v
       method: integration.method,
       url: integration.path,
       // The client posts a small JSON body (or none); it is not read, so any object is accepted, or none at all.
-      config: { access: { roles: rolesOf[integration.method] }, ...(isPost ? { emptyBody: 'allowed' as const } : {}) },
+      config: { access: { roles: rolesOf[integration.method] }, ...(isPost ? { bodyOptional: true } : {}) },
       schema: {
         summary: integration.summary,
         ...(params ? { params } : {}),
