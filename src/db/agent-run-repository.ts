@@ -1,5 +1,5 @@
-// Agent runs and their trace events (migrations/0022_client_routes.sql): the run registered per bind, and the events
-// appended to it in the order received, each stored once by its digest.
+// Agent runs and their trace events (tables agent_runs, agent_run_trace_events): the run registered per bind, and
+// the events appended to it in the order received, each stored once by its digest.
 import type { Queryable } from '../infra/database.ts';
 
 export interface AgentRunRecord {
