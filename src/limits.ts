@@ -68,6 +68,12 @@ export const apiKeyLastUsedWriteIntervalMs = 60_000;
 export const apiKeyCacheTtlMs = 5_000;
 /** Entries in the per-process credential cache. */
 export const apiKeyCacheEntriesMax = 10_000;
+/** How long a rotated key's previous secret keeps working by default, so that every process using the key can take
+ * the new one before the old stops (a deploy, a secret store's refresh). A rotation may ask for less, down to 0. */
+export const apiKeyRotationOverlapSecondsDefault = 24 * 60 * 60;
+/** The longest overlap a rotation may ask for: a leaked key is rotated to end it, not to keep it a week more. */
+export const apiKeyRotationOverlapSecondsMax = 7 * 24 * 60 * 60;
+assertLimit(apiKeyRotationOverlapSecondsDefault <= apiKeyRotationOverlapSecondsMax, 'the default overlap must be one a rotation may ask for');
 
 // ---- Database ----
 /** Largest policy version number: the column is a Postgres integer, so a larger number can name no version. */
@@ -372,6 +378,9 @@ assertLimit(treeHeadIntervalMs <= 5_000, 'tree heads are promised at most 5 s be
 /** Operators one signed portfolio snapshot carries: the whole snapshot is built, signed and sent in one answer (a few
  * hundred bytes per operator, so about 10 MiB at most); a tenant past it gets `standing.export_too_large`. */
 export const standingExportOperatorsMax = 20_000;
+/** Operators one portfolio summary aggregates: it reads one row per operator (a DID and three counts, so about 30 MiB
+ * at most) to score each; a tenant past it gets `standing.summary_too_large`. */
+export const standingSummaryOperatorsMax = 100_000;
 /** How long a process keeps a signed operator receipt to answer repeated reads without a transaction and a signature.
  * A settlement in this process invalidates its operator's receipts at once (standing-service.ts); another replica
  * may answer a receipt up to this old, and every receipt names its checkpoint (docs/standing.md#caching). */
@@ -389,6 +398,35 @@ export const standingRebuildRetryPauseMs = 100;
  * per million intents), an operator's job, not a request's (databaseStatementTimeoutMs). */
 export const standingRebuildStatementTimeoutMs = 600_000;
 assertLimit(routeParameterLengthMax >= 3 * didLengthMax, 'an operator DID percent-encoded whole must fit in a path parameter');
+
+// ---- Agent tool policy documents (docs/policy-documents.md) ----
+/** Tools one policy document declares (and tool overrides one overlay makes): an agent's tool belt, with room. */
+export const policyDocumentToolsMax = 256;
+/** Bytes of a policy document's canonical JSON: a document of policyDocumentToolsMax tools fits with room, and it
+ * is answered back whole as an effective policy. */
+export const policyDocumentBytesMax = 128 * 1024;
+/** Issues one validation answers (errors and warnings each): past it the rest are summed up in one issue, so an answer
+ * stays small whatever the document holds. */
+export const policyDocumentIssuesMax = 100;
+assertLimit(policyDocumentBytesMax < requestBodyBytesMax, 'a policy document must fit in a request body');
+
+// ---- Agent runs and their trace events (docs/agent-runs.md) ----
+/** Runs one intent may have: a run is one bind of an agent's middleware to the intent, and an intent is one task. */
+export const agentRunsPerIntentMax = 100;
+/** Trace events one run keeps: a tool call makes about six, so some 160 calls; past it the run takes no more. */
+export const agentRunTraceEventsPerRunMax = 1_000;
+/** Trace events one request reports (the public client sends one at a time; a batching reporter may send more). */
+export const agentRunTraceEventsPerRequestMax = 100;
+/** Bytes of one trace event's canonical JSON: an event is a few ids, a message and a few attestations. */
+export const agentRunTraceEventBytesMax = 4 * 1024;
+/** Characters of a run's operation and completion preset as the client registers them. */
+export const agentRunTextLengthMax = 256;
+assertLimit(agentRunTraceEventsPerRequestMax * agentRunTraceEventBytesMax < requestBodyBytesMax, 'a full batch of trace events must fit in a request body');
+assertLimit(agentRunTraceEventsPerRequestMax <= agentRunTraceEventsPerRunMax, 'one request cannot report more than a run keeps');
+
+// ---- The public client's own reports (docs/wire-compatibility.md#what-the-client-calls) ----
+/** Bytes of one usage report of the client's CLI: a few short fields; anything larger is not one. */
+export const clientReportBytesMax = 4 * 1024;
 
 // ---- Console (docs/console.md) ----
 /** Bytes of one console form post: the largest form (a policy test with its evidence) stays far below it. */

@@ -1,7 +1,15 @@
 // Contracts of the service-account API key routes (/v1/admin/api-keys): the create body, the list query, the key as
 // the routes answer it (never its secret, except once in the create answer).
 import Type, { type Static } from 'typebox';
-import { apiKeyNameLengthMax, apiKeyScopeLengthMax, apiKeyScopesMax, pageSizeDefault, pageSizeMax } from '../limits.ts';
+import {
+  apiKeyNameLengthMax,
+  apiKeyRotationOverlapSecondsDefault,
+  apiKeyRotationOverlapSecondsMax,
+  apiKeyScopeLengthMax,
+  apiKeyScopesMax,
+  pageSizeDefault,
+  pageSizeMax,
+} from '../limits.ts';
 import { Nullable, Timestamp } from './common.ts';
 import { apiKeyCreateBodyExample, apiKeyCreatedExample } from './examples.ts';
 import { Environment, Role } from './principal.ts';
@@ -93,3 +101,28 @@ export const ApiKeyPage = Type.Object(
   { additionalProperties: false },
 );
 export type ApiKeyPage = Static<typeof ApiKeyPage>;
+
+/** The rotate body, optional as a whole (the public client sends none). */
+export const ApiKeyRotateBody = Type.Object(
+  {
+    /** How long the replaced secret keeps working: 0 ends it at once (a leaked key). */
+    previous_secret_expires_in_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: apiKeyRotationOverlapSecondsMax, default: apiKeyRotationOverlapSecondsDefault })),
+  },
+  { additionalProperties: false },
+);
+export type ApiKeyRotateBody = Static<typeof ApiKeyRotateBody>;
+
+/** The rotate answer: the new key, this once, with the key record (also as `item`, where the public client reads it). */
+export const ApiKeyRotated = Type.Object(
+  {
+    object: Type.Literal('api_key_rotation'),
+    key_id: ApiKeyId,
+    api_key: Type.String(),
+    rotated_at: Timestamp,
+    /** Until when the replaced secret still authenticates (`rotated_at` when it stopped at once). */
+    previous_secret_expires_at: Timestamp,
+    item: ApiKey,
+  },
+  { additionalProperties: false },
+);
+export type ApiKeyRotated = Static<typeof ApiKeyRotated>;

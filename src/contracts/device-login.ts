@@ -21,6 +21,19 @@ export const DeviceCodeBody = Type.Object(
 );
 export type DeviceCodeBody = Static<typeof DeviceCodeBody>;
 
+/** `POST /v1/public/auth/device/start`: a device login that asks by name for an API key of an environment and a role
+ * (the public client's `login`), instead of the approver's session. */
+export const DeviceStartBody = Type.Object(
+  {
+    client_name: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })),
+    client_id: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax })),
+    requested_environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live')]),
+    service_account_role: Type.Optional(Role),
+  },
+  { additionalProperties: false },
+);
+export type DeviceStartBody = Static<typeof DeviceStartBody>;
+
 export const DeviceCode = Type.Object(
   {
     device_code: Type.String(),
@@ -43,7 +56,11 @@ export const DeviceToken = Type.Union([
       token_type: Type.Literal('Bearer'),
       credential_type: Type.Literal('api_key'),
       tenant_id: Type.String(),
+      tenant_uuid: Type.String(),
+      environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live')]),
       key_id: Type.String(),
+      /** The key's role, also as `roles` (the public client reads this one). */
+      service_account_role: Role,
       roles: Type.Array(Type.String()),
     },
     { additionalProperties: false },
@@ -91,6 +108,9 @@ export const DeviceLogin = Type.Object(
     decided_at: Nullable(Timestamp),
     grant: Type.Union([Type.Literal('session'), Type.Literal('api_key')]),
     key_role: Nullable(Role),
+    /** What a device started with /device/start asks for by name (then `grant` is `api_key` of this role). */
+    requested_environment: Nullable(Type.Union([Type.Literal('sandbox'), Type.Literal('live')])),
+    requested_key_role: Nullable(Role),
   },
   { additionalProperties: false },
 );

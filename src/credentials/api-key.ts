@@ -5,7 +5,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 export type Environment = 'sandbox' | 'live';
 export type ApiKeyKind = 'standard' | 'restricted';
 
-/** The Postgres NOTIFY channel on which a revoked key id is announced, so every replica's cache forgets it. */
+/** The Postgres NOTIFY channel on which a revoked or rotated key id is announced, so every replica's cache forgets it
+ * (and reads the key's new state at its next use). */
 export const credentialRevocationChannel = 'svc_credential_revoked';
 
 export interface ParsedApiKey {
@@ -45,7 +46,13 @@ export interface MintedApiKey {
 }
 
 export function mintApiKey(kind: ApiKeyKind, environment: Environment): MintedApiKey {
-  const keyHex = randomBytes(16).toString('hex');
+  return mintApiKeySecret(kind, environment, `key_${randomBytes(16).toString('hex')}`);
+}
+
+/** A new secret for an existing key id (a rotation): the same id, kind and environment, so the key is the same record. */
+export function mintApiKeySecret(kind: ApiKeyKind, environment: Environment, keyId: string): MintedApiKey {
+  const keyHex = keyId.slice('key_'.length);
+  if (!/^[0-9a-f]{32}$/.test(keyHex)) throw new Error(`${keyId} is not an API key id`);
   const secret = randomBytes(32);
   return {
     apiKey: `svc_${prefixByKind[kind]}_${environment}_${keyHex}_${secret.toString('hex')}`,

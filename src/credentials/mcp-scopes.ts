@@ -15,7 +15,7 @@ export interface ScopeDefinition {
  * the surfaces that need a scope arrive. */
 export const scopeDefinitions: readonly ScopeDefinition[] = [
   { id: 'mcp.discovery', levelMax: 'read', description: 'Principal, intent reads and policy explanations: nothing that changes state.' },
-  { id: 'mcp.signal', levelMax: 'read', description: 'Standing reads: operator receipts and the signed portfolio export.' },
+  { id: 'mcp.signal', levelMax: 'read', description: 'Standing reads: operator receipts and explanations, the portfolio summary and the signed portfolio export.' },
   { id: 'mcp.compliance', levelMax: 'read', description: 'Audit export listing and reading.' },
   { id: 'mcp.a2a', levelMax: 'write', description: 'Recognition-proof and mandate verification and task contracts (read); mandate import (write).' },
   { id: 'mcp.receipts', levelMax: 'read', description: 'Protocol and agent receipt reads and verification.' },

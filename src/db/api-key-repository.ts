@@ -22,6 +22,9 @@ export interface ApiKeyCredential {
   readonly role: Role;
   readonly scopes: readonly string[];
   readonly secretSha256: Buffer;
+  /** The secret a rotation replaced, and until when it still authenticates (docs/architecture.md#credentials). */
+  readonly previousSecretSha256: Buffer | null;
+  readonly previousSecretExpiresAt: Date | null;
   readonly revoked: boolean;
   readonly tenantId: string;
   readonly tenantUuid: string;
@@ -113,6 +116,36 @@ export async function revokeApiKey(tx: Queryable, tenantId: string, keyId: strin
   return rows[0] && toRecord(rows[0]);
 }
 
+/** What a rotation did: the key as it now is, and until when the replaced secret still works (`rotatedAt` itself for
+ * an overlap of 0: it is then refused as rotated, not as unknown). */
+export interface RotatedApiKey {
+  readonly record: ApiKeyRecord;
+  readonly rotatedAt: Date;
+  readonly previousSecretExpiresAt: Date;
+}
+
+/**
+ * Gives a key a new secret. The secret it replaces keeps working for `overlapSeconds` (none at 0); a previous secret
+ * still in its overlap is dropped, so a key has at most two working secrets and remembers one replaced one. Undefined for no such key; a revoked key
+ * is answered as it is, unrotated, for the caller to refuse.
+ */
+export async function rotateApiKeySecret(tx: Queryable, tenantId: string, keyId: string, secretSha256: Buffer, overlapSeconds: number): Promise<RotatedApiKey | { revoked: ApiKeyRecord } | undefined> {
+  const { rows } = await tx.query<ApiKeyRow & { rotated_at: Date; previous_secret_expires_at: Date }>(
+    `UPDATE api_keys SET
+       previous_secret_sha256 = secret_sha256,
+       previous_secret_expires_at = now() + make_interval(secs => $4::integer),
+       secret_sha256 = $3,
+       rotated_at = now()
+     WHERE tenant_id = $1 AND key_id = $2 AND revoked_at IS NULL
+     RETURNING ${recordColumns}, rotated_at, previous_secret_expires_at`,
+    [tenantId, keyId, secretSha256, overlapSeconds],
+  );
+  const row = rows[0];
+  if (row) return { record: toRecord(row), rotatedAt: row.rotated_at, previousSecretExpiresAt: row.previous_secret_expires_at };
+  const existing = await findApiKey(tx, tenantId, keyId);
+  return existing && { revoked: existing };
+}
+
 /** The credential lookup: by key id alone, before the tenant is known, so it runs as the system role. */
 export async function findApiKeyCredential(systemTx: Queryable, keyId: string): Promise<ApiKeyCredential | undefined> {
   const { rows } = await systemTx.query<{
@@ -121,12 +154,15 @@ export async function findApiKeyCredential(systemTx: Queryable, keyId: string): 
     role: Role;
     scopes: string[];
     secret_sha256: Buffer;
+    previous_secret_sha256: Buffer | null;
+    previous_secret_expires_at: Date | null;
     revoked: boolean;
     tenant_id: string;
     tenant_uuid: string;
     environment: Environment;
   }>(
-    `SELECT k.key_id, k.kind, k.role, k.scopes, k.secret_sha256, k.revoked_at IS NOT NULL AS revoked,
+    `SELECT k.key_id, k.kind, k.role, k.scopes, k.secret_sha256, k.previous_secret_sha256, k.previous_secret_expires_at,
+            k.revoked_at IS NOT NULL AS revoked,
             t.tenant_id, t.tenant_uuid, t.environment
      FROM api_keys k JOIN tenants t ON t.tenant_id = k.tenant_id
      WHERE k.key_id = $1`,
@@ -140,6 +176,8 @@ export async function findApiKeyCredential(systemTx: Queryable, keyId: string): 
     role: row.role,
     scopes: row.scopes,
     secretSha256: row.secret_sha256,
+    previousSecretSha256: row.previous_secret_sha256,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
     revoked: row.revoked,
     tenantId: row.tenant_id,
     tenantUuid: row.tenant_uuid,

@@ -1,12 +1,19 @@
 // Device logins (migrations/0018_device_login.sql): created and polled by the device through the system role (the
 // device has no tenant), read and decided by a signed-in person through their tenant's transaction, where row-level
 // security shows only undecided requests and those of the person's own tenant.
+import type { Environment } from '../credentials/api-key.ts';
 import type { Role } from '../credentials/roles.ts';
 import type { Queryable } from '../infra/database.ts';
 
 export type DeviceLoginStatus = 'pending' | 'approved' | 'denied';
 /** What an approval grants the device: the approver's session, or (sandbox, admin) an API key of a chosen role. */
 export type DeviceGrant = { readonly kind: 'session' } | { readonly kind: 'api_key'; readonly keyRole: Role };
+
+/** What a device started with `/device/start` asks for by name: an API key of this environment and role. */
+export interface DeviceKeyRequest {
+  readonly environment: Environment;
+  readonly keyRole: Role;
+}
 
 export interface NewDeviceLogin {
   readonly deviceLoginId: string;
@@ -16,6 +23,7 @@ export interface NewDeviceLogin {
   readonly clientName: string | undefined;
   readonly intervalSeconds: number;
   readonly lifetimeMs: number;
+  readonly requested: DeviceKeyRequest | undefined;
 }
 
 /** What a device's poll needs, its times judged by the database clock (one clock for every replica). */
@@ -32,6 +40,7 @@ export interface DeviceLoginPollState {
   readonly userId: string | null;
   readonly grant: DeviceGrant;
   readonly clientName: string | null;
+  readonly requested: DeviceKeyRequest | null;
 }
 
 /** What the approver sees. */
@@ -44,19 +53,38 @@ export interface DeviceLoginView {
   readonly decidedAt: Date | null;
   readonly tenantId: string | null;
   readonly grant: DeviceGrant;
+  readonly requested: DeviceKeyRequest | null;
 }
 
 const grantOf = (row: { grant_kind: 'session' | 'api_key'; key_role: Role | null }): DeviceGrant =>
   row.grant_kind === 'api_key' ? { kind: 'api_key', keyRole: row.key_role! } : { kind: 'session' };
 
+interface RequestedColumns {
+  requested_environment: Environment | null;
+  requested_key_role: Role | null;
+}
+
+const requestedOf = (row: RequestedColumns): DeviceKeyRequest | null =>
+  row.requested_environment === null ? null : { environment: row.requested_environment, keyRole: row.requested_key_role! };
+
 /** Inserts the request; undefined when the user code is already taken (the caller draws another). */
 export async function insertDeviceLogin(systemTx: Queryable, login: NewDeviceLogin): Promise<{ expiresAt: Date } | undefined> {
   const { rows } = await systemTx.query<{ expires_at: Date }>(
-    `INSERT INTO device_authorizations (device_authorization_id, device_code_sha256, user_code, client_name, interval_seconds, expires_at)
-     VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond')
+    `INSERT INTO device_authorizations (device_authorization_id, device_code_sha256, user_code, client_name, interval_seconds, expires_at,
+       requested_environment, requested_key_role)
+     VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond', $7, $8)
      ON CONFLICT (user_code) DO NOTHING
      RETURNING expires_at`,
-    [login.deviceLoginId, login.deviceCodeSha256, login.userCode, login.clientName ?? null, login.intervalSeconds, login.lifetimeMs],
+    [
+      login.deviceLoginId,
+      login.deviceCodeSha256,
+      login.userCode,
+      login.clientName ?? null,
+      login.intervalSeconds,
+      login.lifetimeMs,
+      login.requested?.environment ?? null,
+      login.requested?.keyRole ?? null,
+    ],
   );
   return rows[0] ? { expiresAt: rows[0].expires_at } : undefined;
 }
@@ -64,7 +92,7 @@ export async function insertDeviceLogin(systemTx: Queryable, login: NewDeviceLog
 /** Reads and locks the request for the rest of the transaction, so concurrent polls are judged one after another
  * and a token is handed out once. */
 export async function lockDeviceLoginForPoll(systemTx: Queryable, deviceLoginId: string): Promise<DeviceLoginPollState | undefined> {
-  const { rows } = await systemTx.query<{
+  const { rows } = await systemTx.query<RequestedColumns & {
     device_authorization_id: string;
     device_code_sha256: Buffer;
     status: DeviceLoginStatus;
@@ -81,7 +109,7 @@ export async function lockDeviceLoginForPoll(systemTx: Queryable, deviceLoginId:
     `SELECT device_authorization_id, device_code_sha256, status, consumed_at IS NOT NULL AS consumed,
             expires_at <= now() AS expired,
             coalesce(last_polled_at + interval_seconds * interval '1 second' > now(), false) AS too_soon,
-            interval_seconds, tenant_id, user_id, grant_kind, key_role, client_name
+            interval_seconds, tenant_id, user_id, grant_kind, key_role, client_name, requested_environment, requested_key_role
      FROM device_authorizations WHERE device_authorization_id = $1 FOR UPDATE`,
     [deviceLoginId],
   );
@@ -99,6 +127,7 @@ export async function lockDeviceLoginForPoll(systemTx: Queryable, deviceLoginId:
     userId: row.user_id,
     grant: grantOf(row),
     clientName: row.client_name,
+    requested: requestedOf(row),
   };
 }
 
@@ -122,9 +151,9 @@ export async function consumeDeviceLogin(systemTx: Queryable, deviceLoginId: str
   ]);
 }
 
-const viewColumns = 'user_code, client_name, status, created_at, expires_at, decided_at, tenant_id, grant_kind, key_role';
+const viewColumns = 'user_code, client_name, status, created_at, expires_at, decided_at, tenant_id, grant_kind, key_role, requested_environment, requested_key_role';
 
-interface ViewRow {
+interface ViewRow extends RequestedColumns {
   user_code: string;
   client_name: string | null;
   status: DeviceLoginStatus;
@@ -145,6 +174,7 @@ const toView = (row: ViewRow): DeviceLoginView => ({
   decidedAt: row.decided_at,
   tenantId: row.tenant_id,
   grant: grantOf(row),
+  requested: requestedOf(row),
 });
 
 /** An unexpired request by its user code, if it is undecided or decided by this tenant. */

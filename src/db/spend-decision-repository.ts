@@ -110,3 +110,40 @@ export async function completeReservedDecision(tx: Queryable, tenantId: string, 
   );
   return rows[0] && toDecision(rows[0]);
 }
+
+/** A decision as the spend-control reads list it: with its intent's currency. */
+export interface ListedSpendDecision extends SpendDecision {
+  readonly currency: string;
+}
+
+export interface SpendDecisionFilter {
+  readonly intentId?: string | undefined;
+  /** Only decisions of these statuses; undefined for every status. */
+  readonly statuses?: readonly SpendDecisionStatus[] | undefined;
+}
+
+/** Newest first. `startingAfter` is the decision id of the last item of the previous page; one unknown to this
+ * tenant starts nowhere (an empty page), never at another tenant's row. */
+export async function listSpendDecisions(
+  tx: Queryable,
+  tenantId: string,
+  filter: SpendDecisionFilter,
+  page: { limit: number; startingAfter?: string | undefined },
+): Promise<{ decisions: ListedSpendDecision[]; hasMore: boolean }> {
+  const { rows } = await tx.query<DecisionRow & { currency: string }>(
+    `SELECT ${columns.split(', ').map((column) => `d.${column}`).join(', ')}, i.currency
+     FROM spend_decisions d JOIN intents i ON i.tenant_id = d.tenant_id AND i.intent_id = d.intent_id
+     WHERE d.tenant_id = $1
+       AND ($2::uuid IS NULL OR d.intent_id = $2)
+       AND ($3::text[] IS NULL OR d.status = ANY ($3))
+       AND ($4::uuid IS NULL OR (d.created_at, d.decision_id) < (
+             SELECT created_at, decision_id FROM spend_decisions WHERE tenant_id = $1 AND decision_id = $4))
+     ORDER BY d.created_at DESC, d.decision_id DESC
+     LIMIT $5`,
+    [tenantId, filter.intentId ?? null, filter.statuses ?? null, page.startingAfter ?? null, page.limit + 1],
+  );
+  return {
+    decisions: rows.slice(0, page.limit).map((row) => ({ ...toDecision(row), currency: row.currency })),
+    hasMore: rows.length > page.limit,
+  };
+}

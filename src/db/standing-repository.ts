@@ -132,3 +132,56 @@ export async function rebuildStandingAggregates(tx: Queryable, tenantId: string)
   const { rows } = await tx.query<{ operators: string }>('SELECT count(DISTINCT operator_did)::text AS operators FROM standing_operator_totals WHERE tenant_id = $1', [tenantId]);
   return { operators: Number(rows[0]!.operators), dayRows: dayRows.rowCount ?? 0 };
 }
+
+/** One operator's all-time outcome counts, every currency added. */
+export interface OperatorOutcomeCounts {
+  readonly operatorDid: string;
+  readonly releasedCount: number;
+  readonly refundedCount: number;
+  readonly expiredCount: number;
+}
+
+export interface StandingSummarySnapshot {
+  readonly issuedAt: string;
+  readonly ledgerSeq: number;
+  /** At most `operatorsMax + 1` operators, so that the caller can tell there were more. */
+  readonly operators: readonly OperatorOutcomeCounts[];
+  /** Per currency: settled intents and the sum of their amounts (exact). */
+  readonly currencies: readonly { currency: string; terminalIntents: number; volumeCents: bigint }[];
+}
+
+/**
+ * What a portfolio summary aggregates, from the all-time rows alone: the counts per operator (the scores need each
+ * operator's own), the volumes per currency, and the ledger head, in one snapshot. Run it in a REPEATABLE READ
+ * transaction, as readStandingSnapshot.
+ */
+export async function readStandingSummary(tx: Queryable, tenantId: string, operatorsMax: number): Promise<StandingSummarySnapshot> {
+  const { rows: [header] } = await tx.query(
+    `SELECT ${secondsUtc('transaction_timestamp()')} AS issued_at, h.last_ledger_seq::text AS ledger_seq
+     FROM (SELECT 1) AS one LEFT JOIN ledger_heads h ON h.tenant_id = $1`,
+    [tenantId],
+  );
+  const { rows: operators } = await tx.query<{ operator_did: string; released: string; refunded: string; expired: string }>(
+    `SELECT operator_did, sum(released_count)::text AS released, sum(refunded_count)::text AS refunded, sum(expired_count)::text AS expired
+     FROM standing_operator_totals WHERE tenant_id = $1
+     GROUP BY operator_did ORDER BY operator_did LIMIT $2`,
+    [tenantId, operatorsMax + 1],
+  );
+  const { rows: currencies } = await tx.query<{ currency: string; intents: string; volume: string }>(
+    `SELECT currency, sum(released_count + refunded_count + expired_count)::text AS intents,
+       sum(released_cents + refunded_cents + expired_cents)::text AS volume
+     FROM standing_operator_totals WHERE tenant_id = $1 GROUP BY currency ORDER BY currency`,
+    [tenantId],
+  );
+  return {
+    issuedAt: header!.issued_at as string,
+    ledgerSeq: Number(header!.ledger_seq ?? 0),
+    operators: operators.map((row) => ({
+      operatorDid: row.operator_did,
+      releasedCount: Number(row.released),
+      refundedCount: Number(row.refunded),
+      expiredCount: Number(row.expired),
+    })),
+    currencies: currencies.map((row) => ({ currency: row.currency, terminalIntents: Number(row.intents), volumeCents: BigInt(row.volume) })),
+  };
+}

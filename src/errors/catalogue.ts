@@ -37,6 +37,7 @@ export const errorCatalogue = {
   'auth.credential_missing': { status: 401, message: 'This route needs an Authorization: Bearer credential.' },
   'auth.credential_invalid': { status: 401, message: 'The credential is not valid.' },
   'auth.credential_revoked': { status: 401, message: 'The credential has been revoked.' },
+  'auth.credential_rotated': { status: 401, message: "This API key's secret was replaced by a rotation and its overlap window has ended; use the key the rotation answered." },
   'auth.role_insufficient': { status: 403, message: 'The credential does not have a role that may call this route.' },
   'auth.scope_insufficient': { status: 403, message: 'The restricted key does not carry a scope this route needs.' },
 
@@ -54,6 +55,7 @@ export const errorCatalogue = {
 
   // ---- api_key: service-account key administration ----
   'api_key.not_found': { status: 404, message: 'No such API key.' },
+  'api_key.revoked': { status: 409, message: 'The API key is revoked; a revoked key cannot be rotated. Create a new one.' },
   'api_key.scope_unknown': { status: 400, message: 'A scope is not in the MCP scope catalogue (or asks for more than its highest level), and no preset has this name; docs/mcp.md lists both.' },
 
   // ---- registry: the tenant key registry ----
@@ -78,6 +80,10 @@ export const errorCatalogue = {
   'policy.version_not_found': { status: 404, message: 'This tenant has no such policy version.' },
   'policy.head_moved': { status: 409, message: 'The policy head is not the one the request expected; read the versions and decide again.' },
   'policy.rollback_precondition_required': { status: 428, message: 'A rollback needs expected_head_digest, target_digest and confirm=true.' },
+  'policy.org_policy_not_found': { status: 404, message: "This tenant has rolled out no policy of that id: an org policy is the head of a managed template in the tenant's policy registry." },
+  'policy.overlay_invalid': { status: 422, message: "The body is not a tenant overlay of this org policy: a version 2 policy document whose extends.org_policy_id is the path's; details.issues lists the problems." },
+  'policy.widening_denied': { status: 422, message: 'The overlay widens what its org base allows; details.denied_widenings lists each attempt.' },
+  'policy.effective_invalid': { status: 422, message: 'The overlay merges into a policy document that does not validate; details.issues lists the problems.' },
 
   // ---- funding: the rails behind POST /harbor/intents/{id}/fund (docs/rails.md) ----
   'funding.rail_not_configured': { status: 422, message: "This tenant has no usable configuration for the intent's settlement rail." },
@@ -87,6 +93,8 @@ export const errorCatalogue = {
   'rail.unavailable': { status: 503, retryAfterSeconds: railRetryAfterSecondsDefault, message: "The settlement rail's facilitator or processor could not be reached or failed; nothing moved. Retry the same request (same idempotency key) after Retry-After." },
   'rail_instruction.not_found': { status: 404, message: 'The intent has no rail instruction with this id.' },
   'rail_instruction.already_succeeded': { status: 409, message: 'The rail instruction has already succeeded; its reference stays as recorded.' },
+
+  'integration.not_supported': { status: 422, message: 'This service does not run that provider integration; its rails are in details.supported_rails (docs/rails.md#provider-integrations).' },
 
   // ---- settlement_config: PUT/GET /v1/admin/settlement/config (docs/rails.md) ----
   'settlement_config.not_found': { status: 404, message: 'No settlement configuration has been set for this tenant.' },
@@ -180,6 +188,13 @@ export const errorCatalogue = {
   'sandbox.metadata_too_large': { status: 400, message: 'The metadata object is larger than the limit.' },
   'sandbox.operation_mismatch': { status: 422, message: 'The operation is not the one the sandbox guardrail intent was bootstrapped for.' },
 
+  // ---- agent_run: agent runs and their trace events (docs/agent-runs.md) ----
+  'agent_run.not_found': { status: 404, message: 'No such agent run; register it with PUT /v1/agent-runs/{run_id} first.' },
+  'agent_run.intent_mismatch': { status: 409, message: 'This run id is registered for another intent; a run belongs to one intent.' },
+  'agent_run.limit_reached': { status: 422, message: 'The intent has as many agent runs as it may keep.' },
+  'agent_run.trace_event_invalid': { status: 400, message: 'A trace event does not belong to this run or is too large; details.index names it.' },
+  'agent_run.trace_events_exceeded': { status: 422, message: 'The run would hold more trace events than it may keep; nothing of this report was stored.' },
+
   // ---- rate_limit: gateway rate limits (docs/operations.md "Rate limits") ----
   'rate_limit.exceeded': { status: 429, message: 'Too many requests for this credential or client address; retry after the seconds in Retry-After.' },
 
@@ -205,6 +220,7 @@ export const errorCatalogue = {
   'device_login.session_required': { status: 403, message: 'Only a signed-in person (a session token) can approve or deny a device login; an API key cannot.' },
   'device_login.grant_invalid': { status: 400, message: 'grant api_key needs key_role, key_role is given only with grant api_key, and only an approval grants anything.' },
   'device_login.api_key_sandbox_only': { status: 403, message: 'Only a sandbox tenant can grant a device an API key; approve it with a session instead.' },
+  'device_login.environment_mismatch': { status: 409, message: "This device asked for an API key of another environment than your tenant's; approve it signed in to a tenant of that environment." },
 
   // ---- audit_export: compliance audit exports and their bundle downloads (docs/audit-exports.md) ----
   'audit_export.not_found': { status: 404, message: 'No such audit export.' },
@@ -226,6 +242,7 @@ export const errorCatalogue = {
   'standing.operator_unknown': { status: 404, message: 'This tenant has no settled history with that operator.' },
   'standing.score_version_unsupported': { status: 400, message: 'The score_version is not one this service scores with; details.supported_versions lists those it does.' },
   'standing.export_too_large': { status: 422, message: 'The tenant has more operators than one signed portfolio snapshot carries.' },
+  'standing.summary_too_large': { status: 422, message: 'The tenant has more operators than one portfolio summary aggregates.' },
 
   // ---- mcp: the MCP endpoint (docs/mcp.md) ----
   'mcp.protocol_version_unsupported': { status: 400, message: 'The MCP-Protocol-Version header names a protocol version this server does not speak; details.supported_versions lists those it does.' },

@@ -115,15 +115,16 @@ export class Authenticator {
       if (!credential) throw new ServiceError('auth.credential_invalid');
       this.#credentials.set(parsed.keyId, credential);
     }
-    // Every field of the presented key must match the record, the secret in constant time.
-    if (
-      !secretMatches(parsed.secretSha256, credential.secretSha256) ||
-      credential.kind !== parsed.kind ||
-      credential.environment !== parsed.environment
-    ) {
+    // Every field of the presented key must match the record, the secret in constant time: the current one, or the
+    // one a rotation replaced while its overlap lasts. Both comparisons always run, so timing tells neither apart.
+    const current = secretMatches(parsed.secretSha256, credential.secretSha256);
+    const previous = credential.previousSecretSha256 !== null && secretMatches(parsed.secretSha256, credential.previousSecretSha256);
+    if ((!current && !previous) || credential.kind !== parsed.kind || credential.environment !== parsed.environment) {
       throw new ServiceError('auth.credential_invalid');
     }
     if (credential.revoked) throw new ServiceError('auth.credential_revoked');
+    // The overlap's end is read from the record at every request, so a cached credential refuses it on time too.
+    if (!current && credential.previousSecretExpiresAt!.getTime() <= Date.now()) throw new ServiceError('auth.credential_rotated');
     this.#recordUse(credential.keyId);
     return {
       tenantId: credential.tenantId,

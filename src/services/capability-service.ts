@@ -19,6 +19,7 @@ import {
   type NewSpendDecision,
   type SpendDecision,
   type SpendOutcome,
+  type SpendTotals,
 } from '../db/spend-decision-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
@@ -31,7 +32,9 @@ import { issueSpendDecisionReceipt } from './agent-receipt-service.ts';
 // 200 answer (`code` and `reason_codes`), so they are not HTTP errors and are not in the error catalogue.
 export { capabilityDenyCodes, type CapabilityDenyCode };
 
-const denyMessages: Record<CapabilityDenyCode, string> = {
+/** Why /verify denies, one sentence per code; the spend-control reads (src/services/spend-controls-service.ts) say the
+ * same. */
+export const denyMessages: Readonly<Record<CapabilityDenyCode, string>> = {
   'capability.invalid_signature': 'The capability token does not verify as a capability of this gateway.',
   'capability.expired': 'The capability token has expired, or its intent is past its deadline.',
   'capability.wrong_tenant': 'The capability token was issued to another tenant than the credential\'s.',
@@ -44,7 +47,7 @@ const denyMessages: Record<CapabilityDenyCode, string> = {
 const allowMessage = 'Allowed: the requested spend is reserved until the decision is completed.';
 
 /** Intent states in which a capability is live; any other state revokes it. */
-const liveStates: readonly Intent['state'][] = ['funded', 'evidence_recorded'];
+export const liveStates: readonly Intent['state'][] = ['funded', 'evidence_recorded'];
 
 export interface VerifyRequest {
   /** As the caller sent it: the answer echoes it verbatim (the client compares). */
@@ -99,6 +102,37 @@ function recordedToolCall(call: VerifyToolCall | undefined): Pick<NewSpendDecisi
   };
 }
 
+/** What a spend is judged against, besides the intent: its operation (normalized; null when a preflight asks about
+ * the budget alone, which /verify never does), its currency as sent, its cents. */
+export interface SpendQuestion {
+  readonly operation: string | null;
+  readonly currency?: string | undefined;
+  readonly requestedSpendCents: number;
+}
+
+export interface SpendJudgement {
+  /** Every check the spend fails, in the order /verify checks them: /verify answers the first, a preflight all. */
+  readonly denyCodes: readonly CapabilityDenyCode[];
+  /** amount − reserved − consumed, before this spend. */
+  readonly remainingCents: bigint;
+}
+
+/**
+ * The checks /verify makes once the token has established the intent, as a pure judgement: the same function
+ * decides a verify (under the intent's lock, then reserving) and explains a preflight (read as a snapshot, reserving
+ * nothing), so the two can never disagree about the same intent, totals and request.
+ */
+export function judgeSpend(intent: Intent, totals: SpendTotals, question: SpendQuestion, nowMs: number): SpendJudgement {
+  const remainingCents = BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
+  const denyCodes: CapabilityDenyCode[] = [];
+  if (!liveStates.includes(intent.state)) denyCodes.push('capability.revoked');
+  if (intent.deadline.getTime() <= nowMs) denyCodes.push('capability.expired');
+  if (question.operation !== null && !intent.allowedTools.includes(question.operation)) denyCodes.push('capability.operation_not_allowed');
+  if (question.currency !== undefined && question.currency.trim().toLowerCase() !== intent.currency) denyCodes.push('capability.currency_mismatch');
+  if (BigInt(question.requestedSpendCents) > remainingCents) denyCodes.push('capability.budget_exceeded');
+  return { denyCodes, remainingCents };
+}
+
 export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, tenantId: string, request: VerifyRequest, nowMs = Date.now()): Promise<CapabilityVerdict> {
   // Normalized as allowed tools are, so that the two compare.
   const operation = normalizedToolName(request.operation);
@@ -143,15 +177,9 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
   // Only reachable with a token of this tenant whose intent is gone; say no more than for any other intent.
   if (!intent) return answer('capability.intent_mismatch', 0n);
   const totals = await sumSpend(tx, tenantId, intent.intentId);
-  const remainingCents = BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
-  if (!liveStates.includes(intent.state)) return answer('capability.revoked', remainingCents);
-  if (intent.deadline.getTime() <= nowMs) return answer('capability.expired', remainingCents);
-  if (!intent.allowedTools.includes(operation)) return answer('capability.operation_not_allowed', remainingCents);
-  if (request.currency !== undefined && request.currency.trim().toLowerCase() !== intent.currency) {
-    return answer('capability.currency_mismatch', remainingCents);
-  }
-  const requestedCents = BigInt(request.requestedSpendCents);
-  if (requestedCents > remainingCents) return answer('capability.budget_exceeded', remainingCents);
+  const judgement = judgeSpend(intent, totals, { operation, currency: request.currency, requestedSpendCents: request.requestedSpendCents }, nowMs);
+  const firstDeny = judgement.denyCodes[0];
+  if (firstDeny !== undefined) return answer(firstDeny, judgement.remainingCents);
 
   const decision = await insertSpendDecision(tx, tenantId, {
     decisionId: randomUUID(),
@@ -161,7 +189,7 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
     requestedCents: request.requestedSpendCents,
     ...recordedToolCall(request.toolCall),
   });
-  return answer(null, remainingCents - requestedCents, decision.decisionId);
+  return answer(null, judgement.remainingCents - BigInt(request.requestedSpendCents), decision.decisionId);
 }
 
 /** A decision as `POST /v1/spend/decisions/{decision_id}/complete` answers it, but for its action receipt. */

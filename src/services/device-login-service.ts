@@ -15,6 +15,7 @@ import {
   lockDeviceLoginForPoll,
   recordDevicePoll,
   type DeviceGrant,
+  type DeviceKeyRequest,
   type DeviceLoginPollState,
   type DeviceLoginView,
 } from '../db/device-login-repository.ts';
@@ -75,7 +76,9 @@ export function normalizeUserCode(typed: string): string | undefined {
   return valid ? letters : undefined;
 }
 
-export async function startDeviceLogin(database: Database, clientName: string | undefined): Promise<StartedDeviceLogin> {
+/** Starts a device login. `requested` is what a device started with `/device/start` asks for by name: an API key of
+ * that environment and role, which an approval then grants exactly. */
+export async function startDeviceLogin(database: Database, clientName: string | undefined, requested?: DeviceKeyRequest): Promise<StartedDeviceLogin> {
   const deviceLoginId = randomBytes(16).toString('hex');
   const deviceCode = `dvc_${deviceLoginId}_${randomBytes(32).toString('hex')}`;
   return database.system(async (tx) => {
@@ -88,6 +91,7 @@ export async function startDeviceLogin(database: Database, clientName: string | 
         clientName,
         intervalSeconds: devicePollIntervalSeconds,
         lifetimeMs: deviceCodeLifetimeMs,
+        requested,
       });
       if (inserted) {
         return { deviceCode, userCode: formatUserCode(userCode), expiresInSeconds: deviceCodeLifetimeMs / 1000, intervalSeconds: devicePollIntervalSeconds };
@@ -101,7 +105,15 @@ export async function startDeviceLogin(database: Database, clientName: string | 
 /** What the device receives: the approver's session, or an API key (sandbox, granted by an admin). */
 export type DeviceTokenGrant =
   | { readonly kind: 'session'; readonly session: SessionGrant }
-  | { readonly kind: 'api_key'; readonly apiKey: string; readonly keyId: string; readonly tenantId: string; readonly role: Role };
+  | {
+      readonly kind: 'api_key';
+      readonly apiKey: string;
+      readonly keyId: string;
+      readonly tenantId: string;
+      readonly tenantUuid: string;
+      readonly environment: Environment;
+      readonly role: Role;
+    };
 
 type PollOutcome =
   | { readonly kind: 'refused'; readonly code: 'device_login.device_code_invalid' | 'device_login.expired_token' | 'device_login.access_denied' | 'device_login.authorization_pending' }
@@ -147,18 +159,21 @@ async function grantSession(tx: Queryable, context: DeviceLoginContext, login: D
   return { kind: 'granted', grant: { kind: 'session', session } };
 }
 
-/** A key minted on the approver's authority as it is now: still an admin of that tenant, which is still sandbox. */
+/** A key minted on the approver's authority as it is now: still an admin of that tenant, which is still sandbox, or
+ * of the environment the device asked for by name. */
 async function grantApiKey(tx: Queryable, login: DeviceLoginPollState, keyRole: Role): Promise<PollOutcome> {
   const membership = await findMembership(tx, login.tenantId!, login.userId!);
   const tenant = await findTenant(tx, login.tenantId!);
-  if (membership?.role !== 'admin' || tenant?.environment !== 'sandbox') {
+  const environmentGranted = login.requested === null ? 'sandbox' : login.requested.environment;
+  if (membership?.role !== 'admin' || tenant?.environment !== environmentGranted) {
     await consumeDeviceLogin(tx, login.deviceLoginId);
     return { kind: 'refused', code: 'device_login.access_denied' };
   }
   const name = `device login: ${login.clientName ?? 'unnamed device'}`.slice(0, apiKeyNameLengthMax);
   const issued = await issueApiKey(tx, tenant, { role: keyRole, name });
   await consumeDeviceLogin(tx, login.deviceLoginId, issued.record.keyId);
-  return { kind: 'granted', grant: { kind: 'api_key', apiKey: issued.apiKey, keyId: issued.record.keyId, tenantId: tenant.tenantId, role: keyRole } };
+  const grant = { kind: 'api_key', apiKey: issued.apiKey, keyId: issued.record.keyId, tenantId: tenant.tenantId, tenantUuid: tenant.tenantUuid, environment: tenant.environment, role: keyRole } as const;
+  return { kind: 'granted', grant };
 }
 
 /** The approver: a signed-in person in one tenant. */
@@ -186,10 +201,26 @@ export interface DeviceDecision {
   readonly keyRole?: Role | undefined;
 }
 
-/** The grant a decision asks for, refused before anything is looked up when the approver may not give it. */
-function grantOfDecision(approver: DeviceLoginApprover, request: DeviceDecision): DeviceGrant {
+/**
+ * The grant a decision gives. A device that asked for an API key by name (`requested`) gets exactly that key: the
+ * approval grants it without saying so, another grant is refused, and only an admin of a tenant of the asked
+ * environment may approve it (live included: the device named it, and the admin sees what it asks). Otherwise the
+ * approver's session, or in a sandbox tenant an admin's opt-in key of a chosen role.
+ */
+function grantOfDecision(approver: DeviceLoginApprover, request: DeviceDecision, requested: DeviceKeyRequest | null): DeviceGrant {
   const wantsKey = request.grant === 'api_key';
   if (wantsKey !== (request.keyRole !== undefined) || (wantsKey && request.decision !== 'approve')) throw new ServiceError('device_login.grant_invalid');
+  if (request.decision === 'deny') return { kind: 'session' };
+  if (requested !== null) {
+    if ((request.grant !== undefined && !wantsKey) || (request.keyRole !== undefined && request.keyRole !== requested.keyRole)) {
+      throw new ServiceError('device_login.grant_invalid', { details: { requested_grant: 'api_key', requested_key_role: requested.keyRole } });
+    }
+    if (approver.environment !== requested.environment) {
+      throw new ServiceError('device_login.environment_mismatch', { details: { requested_environment: requested.environment, tenant_environment: approver.environment } });
+    }
+    if (approver.role !== 'admin') throw new ServiceError('auth.role_insufficient');
+    return { kind: 'api_key', keyRole: requested.keyRole };
+  }
   if (!wantsKey) return { kind: 'session' };
   if (approver.environment !== 'sandbox') throw new ServiceError('device_login.api_key_sandbox_only');
   // Minting keys is for admins, over this route as over POST /v1/admin/api-keys.
@@ -199,10 +230,12 @@ function grantOfDecision(approver: DeviceLoginApprover, request: DeviceDecision)
 
 /** Approves or denies an undecided request: it is then bound to the approver's tenant and person. */
 export async function decideDevice(database: Database, approver: DeviceLoginApprover, typedUserCode: string, request: DeviceDecision): Promise<DeviceLoginView> {
-  const grant = grantOfDecision(approver, request);
   const userCode = normalizeUserCode(typedUserCode);
   if (userCode === undefined) throw new ServiceError('device_login.not_found');
   return database.tenant(approver.tenantId, async (tx) => {
+    // What the device asked for is fixed at its start, so reading it before the decision's update is safe.
+    const seenBefore = await findDeviceLoginForTenant(tx, approver.tenantId, userCode);
+    const grant = grantOfDecision(approver, request, seenBefore?.requested ?? null);
     const status = request.decision === 'approve' ? 'approved' : 'denied';
     const decided = await decideDeviceLogin(tx, approver.tenantId, { userCode, userId: approver.userId, status, grant });
     if (decided) return decided;

@@ -206,9 +206,26 @@ export function operatorMetrics(rows: readonly StandingAggregateRow[], asOfDay: 
 
 // ---- Scoring ----
 
+/** What a scoring model reads: an operator's all-time outcome counts, every currency added. */
+export type OutcomeCounts = Pick<WindowMetrics, 'released_count' | 'refunded_count' | 'expired_count'>;
+
+/** One input of a score, as the explanation route shows it (docs/standing.md#scoring). */
+export interface ScoreFactor {
+  readonly factor: string;
+  readonly count: number;
+  readonly weight: number;
+  readonly effect: 'raises' | 'lowers';
+  readonly description: string;
+}
+
 export interface ScoringModel {
   readonly name: string;
-  score(metrics: OperatorMetrics): number;
+  /** The formula as a person reads it, and the score it stays below. */
+  readonly formula: string;
+  readonly scoreMax: number;
+  score(counts: OutcomeCounts): number;
+  /** The inputs of the score, with how much each counts. */
+  factors(counts: OutcomeCounts): readonly ScoreFactor[];
 }
 
 /**
@@ -218,10 +235,17 @@ export interface ScoringModel {
 export const scoringModels: Readonly<Record<string, ScoringModel>> = {
   '1': {
     name: 'svc.standing.smoothed_release_ratio_v1',
-    // floor(1000 × (R + 1) / (R + F + 2E + 2)) over all time: released R, refunded F, expired E. An expiry (money
-    // locked until the deadline, no evidence at all) weighs twice a failed predicate.
-    score: ({ all_time: { released_count: released, refunded_count: refunded, expired_count: expired } }) =>
+    formula: 'floor(1000 × (R + 1) / (R + F + 2E + 2)), over all time: R released, F refunded after failed evidence, E expired',
+    scoreMax: 1000,
+    // An expiry (money locked until the deadline, no evidence at all) weighs twice a failed predicate.
+    score: ({ released_count: released, refunded_count: refunded, expired_count: expired }) =>
       Number((1000n * BigInt(released + 1)) / BigInt(released + refunded + 2 * expired + 2)),
+    factors: ({ released_count: released, refunded_count: refunded, expired_count: expired }) => [
+      { factor: 'released', count: released, weight: 1, effect: 'raises', description: 'Intents released: the evidence passed the release rule.' },
+      { factor: 'refunded', count: refunded, weight: 1, effect: 'lowers', description: 'Intents refunded after evidence that failed the release rule.' },
+      { factor: 'expired', count: expired, weight: 2, effect: 'lowers', description: 'Intents refunded because the deadline passed without evidence; each counts twice.' },
+      { factor: 'prior', count: 1, weight: 1, effect: 'raises', description: 'One release and one failure assumed before any history, so that a single outcome gives neither 0 nor 1000.' },
+    ],
   },
 };
 export const scoreVersionDefault = '1';
@@ -241,7 +265,7 @@ function signerOf(key: GatewayKey): StandingSigner {
 }
 
 /** One snapshot of the aggregates and the ledger head (see readStandingSnapshot). */
-function readSnapshot(database: Database, tenantId: string, operatorDid: string | null): Promise<StandingSnapshot> {
+export function readSnapshot(database: Database, tenantId: string, operatorDid: string | null): Promise<StandingSnapshot> {
   return database.tenant(tenantId, (tx) => readStandingSnapshot(tx, tenantId, operatorDid, standingWindowDays.last_30_days), { isolation: 'repeatable read' });
 }
 
@@ -268,7 +292,7 @@ export async function operatorReceipt(database: Database, key: GatewayKey, tenan
       score_version: scoreVersion,
       scoring_model: model.name,
       metrics,
-      score: model.score(metrics),
+      score: model.score(metrics.all_time),
     },
     signerOf(key),
   );
@@ -305,7 +329,7 @@ export async function portfolioSnapshot(database: Database, key: GatewayKey, ten
       checkpoint_row_hash_hex: snapshot.ledgerRowHashHex,
       operators: operatorDids.map((operatorDid) => {
         const metrics = operatorMetrics(byOperator.get(operatorDid)!, snapshot.asOfDay);
-        return { operator_did: operatorDid, metrics, score: model.score(metrics) };
+        return { operator_did: operatorDid, metrics, score: model.score(metrics.all_time) };
       }),
     },
     signerOf(key),

@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codesOfStatus } from '../../src/contracts/common.ts';
+import { unsupportedIntegrations } from '../../src/surfaces/gateway/routes/provider-integrations.ts';
 import { referencePageRoutes } from '../../src/surfaces/reference.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -80,8 +81,10 @@ describe('GET /openapi.json', () => {
     for (const route of documentedRoutes()) {
       const operation = document.paths[openApiPath(route.url)]![route.method.toLowerCase()]!;
       const statuses = Object.keys(operation.responses);
-      // A method a route only refuses (GET and DELETE /mcp: the stateless transport answers 405) has no success.
-      const answers = statuses.some((status) => /^[23]/.test(status)) || statuses.includes('405');
+      // A method a route only refuses (GET and DELETE /mcp: the stateless transport answers 405) has no success, and
+      // neither has a provider integration the service does not run (422 integration.not_supported).
+      const refusesOnly = statuses.includes('405') || unsupportedIntegrations.some((integration) => integration.method === route.method && integration.path === route.url);
+      const answers = statuses.some((status) => /^[23]/.test(status)) || refusesOnly;
       expect(answers, `${route.method} ${route.url} has no success response`).toBe(true);
       // Every route can be refused by the input boundary, the rate limiter, or fail; authenticated ones by access
       // (401, and 403 for a role or scope; a download route takes no role, so it has no 403).

@@ -1,6 +1,6 @@
 // The console in a real browser (Debian's Chromium through playwright-core) against the real app listening on
 // loopback over a fresh Postgres: sign-in with the outbox code, API keys, a sandbox intent walked to released with
-// its stored evidence and trace, recent failures on the overview, settlement configuration errors, `svc login` approved in the page, an auditor's read-only view, CSRF refusal, and the
+// its stored evidence and trace, the agent runs reported for an intent, recent failures on the overview, settlement configuration errors, `svc login` approved in the page, an auditor's read-only view, CSRF refusal, and the
 // layout at desktop and phone sizes. Each test saves screenshots under test-results/console/.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -165,6 +165,65 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     expect(Number(await admin.page.getByTestId('score').textContent())).toBeGreaterThan(0);
     expect(await admin.page.locator('tbody tr').first().innerText()).toMatch(/Last 7 days\s+1\s+0\s+0/);
     await screenshot(admin.page, 'standing');
+  });
+
+  it('shows on an intent\'s page the agent runs its middleware reported, each with its trace events in order', async () => {
+    const api = (method: string, url: string, body: object) =>
+      fetch(`${harness.baseUrl}${url}`, { method, headers: { ...bearer(harness.tenant.adminKey), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const boot = await (await api('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 300 })).json() as { intent_id: string };
+    const runId = 'run-console-1';
+    // As the public client's trace reporter sends them: the run registered, then each event alone.
+    expect((await api('PUT', `/v1/agent-runs/${runId}`, { intent_id: boot.intent_id, operation: 'search.web', sandbox: true, allowed_tools: ['search.web'], completion_preset: 'cost_and_completion' })).status).toBe(200);
+    const base = { runId, toolCallId: 'call-7', operation: 'search.web' };
+    const events = [
+      { type: 'tool_selected', ...base, toolName: 'search.web', recordedAt: '2026-11-25T04:00:00.000Z' },
+      { type: 'spend_authorized', ...base, auditId: 'a1', decisionId: 'd1', amountCents: 120, recordedAt: '2026-11-25T04:00:01.000Z' },
+      { type: 'tool_executed', ...base, durationMs: 42, recordedAt: '2026-11-25T04:00:02.000Z' },
+      { type: 'spend_denied', ...base, message: 'over budget', code: 'capability.budget_exceeded', recordedAt: '2026-11-25T04:00:03.000Z' },
+    ];
+    for (const event of events) expect((await api('POST', `/v1/agent-runs/${runId}/trace-events`, { events: [event] })).status).toBe(200);
+
+    const { page } = await harness.newPage();
+    await signIn(harness, page, await harness.member('auditor'));
+    await page.goto(`/console/intents/${boot.intent_id}`);
+    const run = page.getByTestId('agent-run');
+    expect(await run.getAttribute('data-run-id')).toBe(runId);
+    const rows = run.getByTestId('trace-event');
+    expect(await rows.evaluateAll((elements) => elements.map((element) => element.getAttribute('data-type')))).toEqual(['tool_selected', 'spend_authorized', 'tool_executed', 'spend_denied']);
+    expect(await rows.nth(1).innerText()).toContain('1.20 USD reserved');
+    expect(await rows.nth(3).innerText()).toContain('capability.budget_exceeded: over budget');
+    await screenshot(page, 'intent-agent-runs');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`/console/intents/${boot.intent_id}`);
+    expect(await overflowsHorizontally(page), 'the intent page with agent runs at 390×844').toBe(false);
+
+    // An intent no agent reported on says so.
+    const quiet = await (await api('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 300 })).json() as { intent_id: string };
+    await page.goto(`/console/intents/${quiet.intent_id}`);
+    await page.getByTestId('no-agent-runs').waitFor();
+  });
+
+  it('shows an admin the API key a device asked for by name, and approves exactly that', async () => {
+    const started = await (await fetch(`${harness.baseUrl}/v1/public/auth/device/start`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: 'svc-kit-cli', client_name: 'Svc CLI', requested_environment: 'sandbox', service_account_role: 'operator' }),
+    })).json() as { user_code: string; device_code: string; verification_uri_complete: string };
+    const { page } = await harness.newPage();
+    await signIn(harness, page, await harness.member('admin'));
+    await page.goto(new URL(started.verification_uri_complete).pathname + new URL(started.verification_uri_complete).search);
+    const asks = await page.getByTestId('device-asks-key').innerText();
+    expect(asks).toContain('Svc CLI');
+    expect(asks).toMatch(/role\s+operator/);
+    expect(asks).toContain('sandbox');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    expect(await page.getByTestId('device-status').textContent()).toBe('approved');
+    await screenshot(page, 'device-key-approved');
+    const token = await (await fetch(`${harness.baseUrl}/v1/public/auth/device/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.device_code, client_id: 'svc-kit-cli' }),
+    })).json() as { access_token: string; service_account_role: string };
+    expect(token.service_account_role).toBe('operator');
+    expect(token.access_token).toMatch(/^svc_sk_sandbox_/);
   });
 
   it('lists recent failures on the overview: evidence that failed its rule, in words, and a declined payment', async () => {

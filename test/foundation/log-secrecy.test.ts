@@ -55,8 +55,14 @@ it('writes no credential to the logs or to an error body over a full cycle', asy
     errorBodies.push(response.body);
   }
   const keyId = (await app.inject({ url: '/v1/auth/principal', headers: bearer(agentKey) })).json().subject;
-  await app.inject({ method: 'DELETE', url: `/v1/admin/api-keys/${keyId}`, headers: bearer(tenant.adminKey) });
+  // A rotation: its answer carries the new key once, and neither secret reaches a log or the refusal of the old one.
+  const rotated = await app.inject({ method: 'POST', url: `/v1/admin/api-keys/${keyId}/rotate`, headers: bearer(tenant.adminKey), payload: { previous_secret_expires_in_seconds: 0 } });
+  const rotatedKey = rotated.json().api_key as string;
+  secrets.push(rotatedKey);
+  expect((await app.inject({ url: '/v1/auth/principal', headers: bearer(rotatedKey) })).statusCode).toBe(200);
   errorBodies.push((await app.inject({ url: '/v1/auth/principal', headers: bearer(agentKey) })).body);
+  await app.inject({ method: 'DELETE', url: `/v1/admin/api-keys/${keyId}`, headers: bearer(tenant.adminKey) });
+  errorBodies.push((await app.inject({ url: '/v1/auth/principal', headers: bearer(rotatedKey) })).body);
 
   // The logs did capture the cycle (the test can fail only if they are there to inspect).
   expect(logs.lines.length).toBeGreaterThan(attempts.length * 2);

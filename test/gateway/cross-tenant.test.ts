@@ -61,6 +61,10 @@ beforeAll(async () => {
   });
   secrets.capabilityToken = funded.capability_token;
   secrets.decision = (await asA('POST', '/verify', { intent_id: secrets.intent, token: funded.capability_token, operation: 'search.web', requested_spend_cents: 10 })).decision_id;
+  // An agent run of A's, with one trace event.
+  secrets.agentRun = '6d1f0c52-8f4e-4c1e-9a57-0d1c2e3f4a5b';
+  await asA('PUT', `/v1/agent-runs/${secrets.agentRun}`, { intent_id: secrets.intent, operation: 'search.web', sandbox: false, allowed_tools: ['search.web'], completion_preset: '' });
+  await asA('POST', `/v1/agent-runs/${secrets.agentRun}/trace-events`, { events: [traceEventOf(secrets.agentRun)] });
   const auditExport = await asA('POST', '/v1/compliance/audit-exports', {});
   secrets.auditExport = auditExport.job_id;
   secrets.auditExportToken = auditExport.download_token;
@@ -103,6 +107,8 @@ function mandateFor(tenantId: string): Record<string, unknown> {
   }, principal.signer);
 }
 
+const traceEventOf = (runId: string) => ({ type: 'tool_selected', runId, toolName: 'search.web', toolCallId: 'call-of-a', operation: 'search.web', recordedAt: '2026-11-25T04:00:00.000Z' });
+
 const asB = (method: string, url: string, payload?: object): Promise<LightMyRequestResponse> =>
   app.inject({ method: method as 'GET', url, headers: bearer(b.adminKey), ...(payload ? { payload } : {}) });
 
@@ -110,6 +116,7 @@ const asB = (method: string, url: string, payload?: object): Promise<LightMyRequ
 const namedResource: Record<string, () => [string, object | undefined]> = {
   'GET /v1/admin/api-keys/:key_id': () => [`/v1/admin/api-keys/${secrets.apiKey}`, undefined],
   'DELETE /v1/admin/api-keys/:key_id': () => [`/v1/admin/api-keys/${secrets.apiKey}`, undefined],
+  'POST /v1/admin/api-keys/:key_id/rotate': () => [`/v1/admin/api-keys/${secrets.apiKey}/rotate`, { previous_secret_expires_in_seconds: 0 }],
   'DELETE /v1/registry/keys/:id': () => [`/v1/registry/keys/${secrets.registeredKey}`, undefined],
   'GET /harbor/intents/:intent_id': () => [`/harbor/intents/${secrets.intent}`, undefined],
   'GET /harbor/operator/v1/intents/:intent_id': () => [`/harbor/operator/v1/intents/${secrets.intent}`, undefined],
@@ -127,11 +134,23 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
     `/harbor/intents/${secrets.settledIntent}/rail-instructions/${secrets.intent}/done`, { reference: '0xabc' },
   ],
   'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
+  // A's rolled-out completion_v1 is no org policy of B's.
+  'POST /v1/org-policies/:policy_id/effective': () => ['/v1/org-policies/completion_v1/effective', {
+    version: 2, name: 'b-overlay', default_deny: true, extends: { org_policy_id: 'completion_v1', org_id: 'org_b' },
+    tools: { 'search.web': { side_effecting: false } },
+  }],
+  // A's run by its id, A's intent by its id: B's own run id space holds neither.
+  'PUT /v1/agent-runs/:run_id': () => [`/v1/agent-runs/${secrets.agentRun}`, { intent_id: secrets.intent, operation: 'search.web' }],
+  'POST /v1/agent-runs/:run_id/trace-events': () => [`/v1/agent-runs/${secrets.agentRun}/trace-events`, { events: [traceEventOf(secrets.agentRun!)] }],
+  'GET /v1/agent-runs/:run_id': () => [`/v1/agent-runs/${secrets.agentRun}`, undefined],
+  'GET /v1/agent-runs': () => [`/v1/agent-runs?intent_id=${secrets.intent}`, undefined],
+  'POST /v1/spend/preflight': () => ['/v1/spend/preflight', { intent_id: secrets.intent, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
   'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
   // A's payee as an operator: B has no history of it, whatever A has (test/standing/standing.test.ts settles both).
   'GET /reputation/:operator_did': () => [`/reputation/${encodeURIComponent(payee.did)}`, undefined],
+  'GET /signal/v1/operators/:operator_did/explanation': () => [`/signal/v1/operators/${encodeURIComponent(payee.did)}/explanation`, undefined],
   'GET /protocol/v2/receipts/:receipt_id': () => [`/protocol/v2/receipts/${secrets.settledIntent}`, undefined],
   'GET /protocol/v2/receipts/:receipt_id/inclusion-proof': () => [`/protocol/v2/receipts/${secrets.settledIntent}/inclusion-proof`, undefined],
   'GET /protocol/v2/agent-receipts/:receipt_id': () => [`/protocol/v2/agent-receipts/${secrets.actionReceipt}`, undefined],
@@ -173,6 +192,16 @@ const views: Record<string, () => [string, object | undefined]> = {
   'POST /protocol/v2/agent-receipts/verify': () => ['/protocol/v2/agent-receipts/verify', { receipt: receiptsOfA.agent }],
   'POST /protocol/v2/mandates/verify': () => ['/protocol/v2/mandates/verify', { signed_mandate: mandateFor(a.tenantId) }],
   'GET /signal/v1/portfolio/signed-export': () => ['/signal/v1/portfolio/signed-export', undefined],
+  // A document bound to A's head, digest and all: judged against B's registry, which has no head.
+  'POST /v1/policy/validate': () => ['/v1/policy/validate', {
+    version: 1, name: 'b-policy', default_deny: true, tools: { 'search.web': { side_effecting: false } },
+    intent: { policy_binding: { template_id: 'completion_v1', head_digest: `sha256:${secrets.policyDigest}` } },
+  }],
+  'GET /signal/v1/portfolio/summary': () => ['/signal/v1/portfolio/summary', undefined],
+  // A's intent and decision ids as B's filter and cursor: B's empty lists, never a row of A's.
+  'GET /v1/admin/spend-controls/policy': () => ['/v1/admin/spend-controls/policy', undefined],
+  'GET /v1/admin/spend-controls/decisions': () => [`/v1/admin/spend-controls/decisions?intent_id=${secrets.intent}`, undefined],
+  'GET /v1/admin/spend-controls/reservations': () => [`/v1/admin/spend-controls/reservations?status=all&cursor=${secrets.decision}`, undefined],
   'POST /verify': () => ['/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /harbor/verify': () => ['/harbor/verify', { intent_id: secrets.intent, token: secrets.capabilityToken, operation: 'search.web', requested_spend_cents: 1 }],
   'POST /v1/policy/rollback': () => ['/v1/policy/rollback', { template_id: 'completion_v1', expected_head_digest: secrets.policyDigest, target_digest: secrets.policyDigest, confirm: true }],
@@ -201,7 +230,13 @@ const notCrossTenant = new Set([
   // Device login: the device's two routes are public and name no tenant; the approval routes take only a session
   // token (an API key, B's included, is refused with 403), and a request decided in A being 404 for B's signed-in
   // person is covered in test/gateway/device-login.test.ts.
-  'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
+  'POST /v1/public/auth/device/code', 'POST /v1/public/auth/device/start', 'POST /v1/public/auth/device/token', 'GET /v1/auth/device/:user_code', 'POST /v1/auth/device/approve',
+  // The client's CLI usage report: public, checked and dropped, naming no tenant.
+  'POST /v1/public/analytics/kit-cli',
+  // Provider integrations the service does not run: 422 integration.not_supported for every tenant and id, naming no
+  // resource (test/gateway/provider-integrations.test.ts).
+  'GET /v1/admin/plaid/bank-accounts', 'GET /v1/admin/plaid/bank-accounts/:bank_account_id',
+  'POST /v1/admin/settlement/stripe/ach/intents/:intent_id/fund', 'GET /v1/admin/shopify/payments/sessions/:session_id',
   // The API's description, its reference page and the metrics scrape: the same for every caller, naming no tenant
   // (the metrics carry no tenant label: test/platform/metrics.test.ts).
   'GET /openapi.json', 'GET /docs', 'GET /docs/', 'GET /docs/js/scalar.js', 'GET /metrics',
@@ -245,6 +280,9 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
         expect(response.json()).toMatchObject({ valid: false, code: 'artifact.tenant_mismatch' });
       }
       if (route === 'GET /protocol/v2/agent-receipts' || route === 'GET /protocol/v2/a2a/task-contracts') expect(response.json().items).toEqual([]);
+      if (route === 'POST /v1/policy/validate') expect(response.json().errors.map((issue: { code: string }) => issue.code)).toEqual(['policy.template_not_rolled_out']);
+      if (route === 'GET /signal/v1/portfolio/summary') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, operator_count: 0, total_terminal_intents: 0 });
+      if (route.startsWith('GET /v1/admin/spend-controls/') && !route.endsWith('/policy')) expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
     } else if (downloadRoutes[route]) {

@@ -84,7 +84,9 @@ async function refusedCall(client: Client, name: string, args: Record<string, un
 }
 
 const allTools = toolDefinitions.map((tool) => tool.name).sort();
-const readTools = ['svc_explain_policy', 'svc_get_budget_remaining', 'svc_get_intent', 'svc_get_principal', 'svc_list_intents'];
+const readTools = ['svc_explain_policy', 'svc_get_budget_remaining', 'svc_get_intent', 'svc_get_principal', 'svc_list_intents', 'svc_preview_policy'];
+/** Standing reads: admins and auditors only. */
+const standingTools = ['svc_get_portfolio_summary'];
 
 describe('the endpoint', () => {
   it('answers 401 without a key, as every authenticated route does, and the official client cannot connect', async () => {
@@ -159,10 +161,10 @@ describe('the endpoint', () => {
 describe('tools per credential', () => {
   it('shows each role the tools whose routes admit it', async () => {
     expect(await toolNames(acme.adminKey)).toEqual(allTools);
-    expect(await toolNames(await acme.key('operator'))).toEqual(allTools);
-    expect(await toolNames(await acme.key('agent'))).toEqual(allTools.filter((name) => !['svc_confirm_settlement', 'svc_get_audit_export', 'svc_list_audit_exports'].includes(name)));
+    expect(await toolNames(await acme.key('operator'))).toEqual(allTools.filter((name) => !standingTools.includes(name)));
+    expect(await toolNames(await acme.key('agent'))).toEqual(allTools.filter((name) => ![...standingTools, 'svc_confirm_settlement', 'svc_get_audit_export', 'svc_list_audit_exports'].includes(name)));
     expect(await toolNames(await acme.key('auditor'))).toEqual(
-      [...readTools, 'svc_get_audit_export', 'svc_list_audit_exports', 'svc_verify_agent_recognition_proof_v1'].sort(),
+      [...readTools, ...standingTools, 'svc_get_audit_export', 'svc_list_audit_exports', 'svc_verify_agent_recognition_proof_v1'].sort(),
     );
   });
 
@@ -238,7 +240,7 @@ describe('lifecycles through tools only', () => {
     const spend = await call(client, 'svc_authorize_agent_spend', { intent_id: boot.intent_id, token: boot.capability_token, operation: 'search.web', requested_spend_cents: 10 });
     expect(spend.allow).toBe(true);
     const budget = await call(client, 'svc_get_budget_remaining', { intent_id: boot.intent_id });
-    expect(budget).toMatchObject({ intent_id: boot.intent_id, amount_cents: 120, reserved_cents: 110, remaining_cents: 10 });
+    expect(budget).toMatchObject({ intent_id: boot.intent_id, amount_cents: 120, reserved_cents: 110, remaining_cents: 10, spend_scope: { scope_type: 'intent', scope_key: boot.intent_id }, policy_version: 1 });
     const settled = await call(client, 'svc_submit_sandbox_guardrail_evidence', { intent_id: boot.intent_id, body: { payload: { status: 'completed' } }, idempotency_key: `mcp-evidence-${boot.intent_id}` });
     expect(settled).toMatchObject({ intent_id: boot.intent_id, sandbox_lifecycle_status: 'released', predicate_passed: true });
     const intent = await call(client, 'svc_get_intent', { intent_id: boot.intent_id });

@@ -2,19 +2,24 @@
 // the issues that build each capability; this plugin is where they are mounted.
 import type { FastifyInstance } from 'fastify';
 import { agentReceiptRoutes } from './routes/agent-receipts.ts';
+import { agentRunRoutes } from './routes/agent-runs.ts';
 import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditExportRoutes } from './routes/audit-exports.ts';
+import { clientReportRoutes } from './routes/client-reports.ts';
 import { deviceLoginRoutes } from './routes/device-login.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { mandateRoutes } from './routes/mandates.ts';
+import { policyDocumentRoutes } from './routes/policy-documents.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
+import { providerIntegrationRoutes } from './routes/provider-integrations.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
 import { sandboxGuardrailRoutes } from './routes/sandbox-guardrails.ts';
 import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { spendControlRoutes } from './routes/spend-controls.ts';
 import { spendDecisionRoutes } from './routes/spend-decisions.ts';
 import { ssoRoutes } from './routes/sso.ts';
 import { taskContractRoutes } from './routes/task-contracts.ts';
@@ -27,6 +32,7 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(apiKeyRoutes);
   await app.register(keyRegistryRoutes);
   await app.register(policyRollbackRoutes);
+  await app.register(policyDocumentRoutes);
   await app.register(recognitionRoutes);
   await app.register(mandateRoutes);
   await app.register(receiptRoutes);
@@ -34,11 +40,15 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(taskContractRoutes);
   await app.register(wellKnownRoutes);
   await app.register(settlementConfigRoutes);
+  await app.register(providerIntegrationRoutes);
   await app.register(signInRoutes);
   await app.register(ssoRoutes);
   await app.register(deviceLoginRoutes);
+  await app.register(clientReportRoutes);
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
+  await app.register(spendControlRoutes);
+  await app.register(agentRunRoutes);
   await app.register(sandboxGuardrailRoutes);
   await app.register(auditExportRoutes);
 }

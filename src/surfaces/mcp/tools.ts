@@ -51,7 +51,8 @@ export interface ToolDefinition {
 
 const mutationHeaders: readonly HeaderArgument[] = ['idempotency_key', 'recognition_proof'];
 
-/** The client's catalogue in our names. Receipts, mandates, standing and A2A reads are one row each when they exist. */
+/** The client's catalogue in our names. Receipts, mandates, the other standing reads and A2A reads are one row each when
+ * they exist. */
 export const toolDefinitions: readonly ToolDefinition[] = [
   { name: 'svc_get_principal', method: 'GET', path: '/v1/auth/principal', input: 'envelope', readOnly: true,
     description: 'Who this API key is: tenant, environment, role, key kind and MCP scopes.' },
@@ -59,10 +60,13 @@ export const toolDefinitions: readonly ToolDefinition[] = [
     description: 'Lists the tenant\'s intents, newest first, optionally by status or operator (payee) DID; page with cursor.' },
   { name: 'svc_get_intent', method: 'GET', path: '/harbor/operator/v1/intents/:intent_id', input: 'envelope', readOnly: true,
     description: 'One intent of the tenant: state, amounts, allowed tools, release rule.' },
-  { name: 'svc_get_budget_remaining', method: 'GET', path: '/harbor/intents/:intent_id/budget', input: 'envelope', readOnly: true,
-    description: 'What an intent\'s capability can still spend (amount, reserved, consumed, remaining cents), without reserving anything.' },
-  { name: 'svc_explain_policy', method: 'POST', path: '/harbor/policy/v1/preview', input: 'body', readOnly: true,
-    description: 'Explains a release-rule template with its parameters: the rule it materializes and a human summary. Changes nothing.' },
+  // The client's two spend-policy tools read the same dry run of /verify, as its own server does.
+  { name: 'svc_get_budget_remaining', method: 'POST', path: '/v1/spend/preflight', input: 'body', readOnly: true,
+    description: 'What an intent\'s capability can still spend (remaining, reserved and consumed cents, the spend scope and policy version), as a dry run of /verify that reserves nothing.' },
+  { name: 'svc_explain_policy', method: 'POST', path: '/v1/spend/preflight', input: 'body', readOnly: true,
+    description: 'Whether a proposed spend would be allowed or denied, every reason code and an explanation in words, as a dry run of /verify that reserves nothing.' },
+  { name: 'svc_preview_policy', method: 'POST', path: '/harbor/policy/v1/preview', input: 'body', readOnly: true,
+    description: 'Previews a release-rule template with its parameters: the rule it materializes and a human summary. Changes nothing.' },
   { name: 'svc_create_intent', method: 'POST', path: '/harbor/intents', input: 'envelope', headers: mutationHeaders, readOnly: false,
     description: 'Creates an escrowed intent from a principal-signed creation envelope (signing version 6 or 7).' },
   { name: 'svc_fund_intent', method: 'POST', path: '/harbor/intents/:intent_id/fund', input: 'envelope', readOnly: false,
@@ -84,6 +88,8 @@ export const toolDefinitions: readonly ToolDefinition[] = [
     description: 'Sandbox: submits evidence for a guardrail intent (payload, artifacts, operation, …, as arguments or inside body), evaluated and settled at once.' },
   { name: 'svc_verify_agent_recognition_proof_v1', method: 'POST', path: '/protocol/v2/recognition/verify', input: 'body', readOnly: true,
     description: 'Verifies an agent recognition proof against the request it claims to authenticate.' },
+  { name: 'svc_get_portfolio_summary', method: 'GET', path: '/signal/v1/portfolio/summary', input: 'query', readOnly: true,
+    description: 'The tenant\'s operators aggregated: how many, their average score, settled intents and volume (optionally for one score_version).' },
   { name: 'svc_list_audit_exports', method: 'GET', path: '/v1/compliance/audit-exports', input: 'query', readOnly: true,
     description: 'Lists the tenant\'s audit export jobs.' },
   { name: 'svc_get_audit_export', method: 'GET', path: '/v1/compliance/audit-exports/:job_id', input: 'envelope', readOnly: true,

@@ -1,5 +1,6 @@
 // Device login approval (RFC 8628): the person types the code their CLI or SDK shows (or follows the link that
-// carries it), sees which client asks, and approves or denies. The device then receives a session of its own.
+// carries it), sees which client asks and for what, and approves or denies. The device then receives a session of
+// its own, or the API key it asked for by name.
 import type { FastifyInstance } from 'fastify';
 import type { ApiError } from '../api.ts';
 import type { ConsoleContext } from '../context.ts';
@@ -13,6 +14,17 @@ interface DeviceLoginView {
   status: string;
   expires_at: string;
   decided_at: string | null;
+  requested_environment: 'sandbox' | 'live' | null;
+  requested_key_role: string | null;
+}
+
+/** What approving gives the device: the person's session, or the API key the device asked for by name. */
+function whatItAsks(context: ConsoleContext, login: DeviceLoginView): Html {
+  const who = login.client_name ? html`<strong>${login.client_name}</strong>` : 'A device';
+  if (login.requested_key_role === null) return html`<p>${who} asks to sign in as you to <strong>${context.viewer.tenantId}</strong> with your role (${context.viewer.role}).</p>`;
+  return html`<p data-testid="device-asks-key">${who} asks for an API key of <strong>${context.viewer.tenantId}</strong> with the role
+<strong>${login.requested_key_role}</strong>, in a <strong>${login.requested_environment}</strong> tenant. Approving mints that key for it
+(only an admin may); it works until revoked under API keys.</p>`;
 }
 
 function lookupForm(context: ConsoleContext, userCode = ''): Html {
@@ -31,7 +43,7 @@ async function devicePage(context: ConsoleContext, userCode: string | undefined,
     context,
     'Device login',
     html`${top}<div class="card" data-testid="device-login">
-<p>${login.client_name ? html`<strong>${login.client_name}</strong>` : 'A device'} asks to sign in as you to <strong>${context.viewer.tenantId}</strong> with your role (${context.viewer.role}).</p>
+${whatItAsks(context, login)}
 <p>Code <code data-testid="device-code">${login.user_code}</code> · status <span class="badge" data-testid="device-status">${login.status}</span> · ${pending ? `expires ${when(login.expires_at)}` : `decided ${when(login.decided_at)}`}</p>
 ${pending
   ? html`<p>Approve only if you started this sign-in yourself, just now.</p>

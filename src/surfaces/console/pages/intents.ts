@@ -1,6 +1,6 @@
 // Intents: the list with its filters, one intent with its timeline, rule, stored evidence with the trace of its
-// evaluation in words, ledger rows and receipt, and in a sandbox tenant the two calls that walk an intent from
-// bootstrap to released (sandbox guardrails).
+// evaluation in words, its agent runs, ledger rows and receipt, and in a sandbox tenant the two calls that walk an
+// intent from bootstrap to released (sandbox guardrails).
 import type { FastifyInstance } from 'fastify';
 import { ledgerEventsPageMax } from '../../../limits.ts';
 import { queryString, type ApiError } from '../api.ts';
@@ -8,6 +8,7 @@ import type { ConsoleContext } from '../context.ts';
 import { html, money, when, type Html } from '../html.ts';
 import { errorBox, field, form, notice, page, select, table } from '../layout.ts';
 import { formValue, getPage, postAction } from '../routing.ts';
+import { agentRunsSection } from './agent-runs.ts';
 
 export interface IntentView {
   intent_id: string;
@@ -248,6 +249,7 @@ async function detailPage(context: ConsoleContext, intentId: string, outcome: Ev
   const ledger = await intentLedgerRows(context, intent.intent_id);
   const receipt = await receiptSection(context, intent, outcome.verdict);
   const evidence = await evidenceSection(context, intent);
+  const agentRuns = await agentRunsSection(context, intent.intent_id);
   const canSubmit = context.viewer.environment === 'sandbox' && intent.state === 'funded' && context.may('POST /v1/sandbox/guardrails/:intent_id/evidence');
   const evidenceForm = canSubmit
     ? html`<section class="card" aria-labelledby="evidence-heading"><h2 id="evidence-heading">Submit sandbox evidence</h2>
@@ -277,6 +279,7 @@ ${field({ name: 'cost_cents', label: 'Cost in cents', type: 'number', value: Str
 <ol class="timeline" data-testid="timeline">${timeline.map(([label, at]) => html`<li class="${at ? 'done' : 'pending'}"><span>${label}</span> <time>${at ? when(at) : '—'}</time></li>`)}</ol></section>
 ${evidenceForm}
 ${evidence}
+${agentRuns}
 ${receipt}
 <section aria-labelledby="rule-heading"><h2 id="rule-heading">Release rule</h2>
 ${intent.policy_binding ? html`<p>Bound to policy <code>${intent.policy_binding.template_id}</code> version ${intent.policy_binding.version_seq}.</p>` : ''}

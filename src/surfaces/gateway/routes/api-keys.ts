@@ -1,4 +1,5 @@
-// Admin routes for service-account API keys: create (the key is shown once), list, read, revoke.
+// Admin routes for service-account API keys: create (the key is shown once), list, read, rotate (the new key is
+// shown once), revoke.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiKeyCreateBody, ApiKeyCreated, ApiKeyListQuery, ApiKeyPage, ApiKeyParams, ApiKey } from '../../../contracts/api-keys.ts';
@@ -6,6 +7,9 @@ import type { Environment } from '../../../contracts/principal.ts';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import { findApiKey, listApiKeys, type ApiKeyRecord } from '../../../db/api-key-repository.ts';
 import { findTenant } from '../../../db/tenant-repository.ts';
+import { ApiKeyRotateBody, ApiKeyRotated } from '../../../contracts/api-keys.ts';
+import { apiKeyRotationOverlapSecondsDefault } from '../../../limits.ts';
+import { rotateAndAnnounce } from '../../../services/api-key-rotation-service.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import { apiKeyRequestOf, issueApiKey, revokeAndAnnounce } from '../../../services/api-key-service.ts';
@@ -94,6 +98,44 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       if (!record) throw new ServiceError('api_key.not_found');
       app.authenticator.forget(record.keyId);
       return present(record, environment);
+    },
+  );
+
+  // Not idempotent: each rotation mints another secret (and ends the overlap of the one before). The new key is in
+  // this answer only; no idempotency record may hold it.
+  routes.post(
+    '/v1/admin/api-keys/:key_id/rotate',
+    {
+      config: { ...config, bodyOptional: true },
+      schema: {
+        summary: 'Rotate an API key: a new secret under the same key id (answered once); the old one works for an overlap',
+        params: ApiKeyParams,
+        body: ApiKeyRotateBody,
+        response: { 200: ApiKeyRotated, ...authenticatedBodyErrors(404, 409) },
+      },
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = principalOf(request);
+      const overlapSeconds = request.body.previous_secret_expires_in_seconds ?? apiKeyRotationOverlapSecondsDefault;
+      const rotated = await app.database.tenant(tenantId, async (tx) => {
+        const tenant = await findTenant(tx, tenantId);
+        if (!tenant) throw new ServiceError('tenant.not_found');
+        return rotateAndAnnounce(tx, tenant, request.params.key_id, overlapSeconds);
+      });
+      // This process forgets at once; the others when the NOTIFY reaches them (within apiKeyCacheTtlMs at worst).
+      app.authenticator.forget(rotated.record.keyId);
+      reply.header('cache-control', 'no-store');
+      return {
+        object: 'api_key_rotation',
+        key_id: rotated.record.keyId,
+        api_key: rotated.apiKey,
+        rotated_at: rotated.rotatedAt.toISOString(),
+        previous_secret_expires_at: rotated.previousSecretExpiresAt.toISOString(),
+        item: present(rotated.record),
+      } as const;
     },
   );
 }

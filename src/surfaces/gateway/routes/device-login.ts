@@ -11,6 +11,7 @@ import {
   DeviceCodeBody,
   DeviceDecisionBody,
   DeviceLogin,
+  DeviceStartBody,
   DeviceToken,
   DeviceTokenRefusal,
   UserCodeParams,
@@ -60,8 +61,11 @@ function presentLogin(view: DeviceLoginView): DeviceLogin {
     created_at: view.createdAt.toISOString(),
     expires_at: view.expiresAt.toISOString(),
     decided_at: view.decidedAt?.toISOString() ?? null,
-    grant: view.grant.kind,
-    key_role: view.grant.kind === 'api_key' ? view.grant.keyRole : null,
+    // A device that asked for a key by name is shown the key it asked for, before and after the decision.
+    grant: view.requested ? 'api_key' : view.grant.kind,
+    key_role: view.requested?.keyRole ?? (view.grant.kind === 'api_key' ? view.grant.keyRole : null),
+    requested_environment: view.requested?.environment ?? null,
+    requested_key_role: view.requested?.keyRole ?? null,
   };
 }
 
@@ -94,6 +98,19 @@ export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
     done(null, parseForm(body as string));
   });
 
+  const deviceCodeAnswer = (request: FastifyRequest, reply: FastifyReply, started: Awaited<ReturnType<typeof startDeviceLogin>>): DeviceCode => {
+    const verificationUri = `${publicBaseUrlOf(app.publicBaseUrl, request)}${deviceVerificationPath}`;
+    reply.header('cache-control', 'no-store');
+    return {
+      device_code: started.deviceCode,
+      user_code: started.userCode,
+      verification_uri: verificationUri,
+      verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(started.userCode)}`,
+      expires_in: started.expiresInSeconds,
+      interval: started.intervalSeconds,
+    };
+  };
+
   routes.post(
     '/v1/public/auth/device/code',
     {
@@ -104,18 +121,20 @@ export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
         if (request.body === undefined) request.body = {};
       },
     },
+    async (request, reply) => deviceCodeAnswer(request, reply, await startDeviceLogin(app.database, request.body?.client_name)),
+  );
+
+  // The public client's start: the same device flow, asking by name for an API key of an environment and a role,
+  // which the approval then grants (docs/sign-in.md#a-key-the-device-asks-for).
+  routes.post(
+    '/v1/public/auth/device/start',
+    {
+      config: { access: { public: true } },
+      schema: { summary: 'Start a device login that asks for an API key of an environment and a role', body: DeviceStartBody, response: { 200: DeviceCode, ...publicBodyErrors() } },
+    },
     async (request, reply) => {
-      const started = await startDeviceLogin(app.database, request.body?.client_name);
-      const verificationUri = `${publicBaseUrlOf(app.publicBaseUrl, request)}${deviceVerificationPath}`;
-      reply.header('cache-control', 'no-store');
-      return {
-        device_code: started.deviceCode,
-        user_code: started.userCode,
-        verification_uri: verificationUri,
-        verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(started.userCode)}`,
-        expires_in: started.expiresInSeconds,
-        interval: started.intervalSeconds,
-      };
+      const { client_name: clientName, requested_environment: environment, service_account_role: keyRole = 'operator' } = request.body;
+      return deviceCodeAnswer(request, reply, await startDeviceLogin(app.database, clientName, { environment, keyRole }));
     },
   );
 
@@ -145,7 +164,10 @@ export async function deviceLoginRoutes(app: FastifyInstance): Promise<void> {
             token_type: 'Bearer' as const,
             credential_type: 'api_key' as const,
             tenant_id: grant.tenantId,
+            tenant_uuid: grant.tenantUuid,
+            environment: grant.environment,
             key_id: grant.keyId,
+            service_account_role: grant.role,
             roles: [grant.role],
           };
         }

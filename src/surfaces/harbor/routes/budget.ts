@@ -1,5 +1,6 @@
 // GET /harbor/intents/{id}/budget: what an intent's capability can still spend, read without reserving anything
-// (docs/capabilities.md "Remaining budget"). The MCP tool svc_get_budget_remaining calls it.
+// (docs/capabilities.md "Remaining budget"). The MCP tool svc_get_budget_remaining calls the spend preflight instead,
+// which answers the same amounts with the client's fields.
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticatedErrors } from '../../../contracts/common.ts';
