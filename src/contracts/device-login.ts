@@ -9,11 +9,13 @@ import { SessionGrant } from './sign-in.ts';
 /** A user code as typed (`BCDF-GHJK`, any case, with or without the dash). */
 const UserCodeInput = Type.String({ minLength: 1, maxLength: deviceUserCodeInputLengthMax });
 
+/** What the device calls itself, shown to the approver: printable, no control characters (C0, DEL and C1, the Unicode
+ * category Cc, as the column's CHECK refuses them). */
+const ClientName = Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^\\P{Cc}+$' });
+
 export const DeviceCodeBody = Type.Object(
   {
-    /** What the device calls itself, shown to the approver: printable, no control characters (C0, DEL and C1, the
-     * Unicode category Cc, as the column's CHECK refuses them). */
-    client_name: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^\\P{Cc}+$' })),
+    client_name: Type.Optional(ClientName),
     /** RFC 8628 clients send their client_id; there is no client registry, so it is accepted and not used. */
     client_id: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax })),
   },
@@ -25,7 +27,7 @@ export type DeviceCodeBody = Static<typeof DeviceCodeBody>;
  * (the public client's `login`), instead of the approver's session. */
 export const DeviceStartBody = Type.Object(
   {
-    client_name: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })),
+    client_name: Type.Optional(ClientName),
     client_id: Type.Optional(Type.String({ minLength: 1, maxLength: deviceClientNameLengthMax })),
     requested_environment: Type.Union([Type.Literal('sandbox'), Type.Literal('live')]),
     service_account_role: Type.Optional(Role),

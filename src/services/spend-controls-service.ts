@@ -15,7 +15,8 @@ import { safeIntegerOf } from '../db/safe-integer.ts';
 import { listSpendDecisions, sumSpend, type ListedSpendDecision, type SpendDecisionStatus } from '../db/spend-decision-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
-import { capabilityDenyCodes, denyMessages, judgeSpend, normalizeOperation } from './capability-service.ts';
+import { normalizedToolName } from '../signing/digests.ts';
+import { capabilityDenyCodes, denyMessages, judgeSpend } from './capability-service.ts';
 
 /** The version of the rules /verify decides by (`judgeSpend` and the token checks before it). A change of the rules
  * is a new version, so that an answer naming a version always means the same checks. */
@@ -40,7 +41,7 @@ export async function preflightSpend(tx: Queryable, tenantId: string, request: P
   const intent = await findIntent(tx, tenantId, request.intentId.toLowerCase());
   if (!intent) throw new ServiceError('intent.not_found');
   const totals = await sumSpend(tx, tenantId, intent.intentId);
-  const operation = request.operation.trim() === anyOperation ? anyOperation : normalizeOperation(request.operation);
+  const operation = request.operation.trim() === anyOperation ? anyOperation : normalizedToolName(request.operation);
   const judgement = judgeSpend(
     intent,
     totals,

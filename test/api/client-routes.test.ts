@@ -14,8 +14,6 @@ import { party, signedCreateBody } from '../helpers/intents.ts';
  * - `served`: it answers (any status but 404 `request.route_not_found`);
  * - `integration`: a provider integration we do not run, 422 `integration.not_supported`;
  * - `not_served`: no route (404 `request.route_not_found`), for the reason given in the document.
- * `awaiting` marks a served row whose route another change of this release adds: until it is merged the row is still a
- * 404, which this test holds, so that the row is switched to served when the route arrives.
  */
 type Status = 'served' | 'integration' | 'not_served';
 
@@ -24,7 +22,6 @@ interface ClientRoute {
   /** As the document's table writes it: path parameters in braces, no query. */
   readonly route: string;
   readonly status: Status;
-  readonly awaiting?: string;
   /** The request sent (path with real or placeholder ids, query, body); default: the route with placeholders, no body. */
   readonly request?: (fixture: Fixture) => { url: string; body?: unknown };
 }
@@ -83,7 +80,7 @@ export const clientRoutes: readonly ClientRoute[] = [
   { method: 'PUT', route: '/signal/v1/fraud/release-gate', status: 'not_served', request: () => ({ url: '/signal/v1/fraud/release-gate', body: { mode: 'review_only' } }) },
   { method: 'GET', route: '/.well-known/agent-card.json', status: 'served' },
   { method: 'GET', route: '/.well-known/agent-receipt-v1.json', status: 'served' },
-  { method: 'GET', route: '/.well-known/agent-receipt-signing-keys.json', status: 'served', awaiting: 'the signing-keys discovery document of the client-format artifacts' },
+  { method: 'GET', route: '/.well-known/agent-receipt-signing-keys.json', status: 'served' },
   { method: 'GET', route: '/protocol/v2/a2a/task-contracts', status: 'served' },
   { method: 'GET', route: '/protocol/v2/a2a/task-contracts/{contract_id}', status: 'served', request: (f) => ({ url: `/protocol/v2/a2a/task-contracts/${f.intentId}` }) },
   { method: 'POST', route: '/protocol/v2/mandates', status: 'served', request: () => ({ url: '/protocol/v2/mandates', body: {} }) },
@@ -183,12 +180,12 @@ describe('every route the public client calls', () => {
       const response = await call(row.method, url, body);
       const code = response.headers['content-type']?.toString().startsWith('application/json') ? response.json().error?.code : undefined;
       const missing = response.statusCode === 404 && code === 'request.route_not_found';
-      const expected = row.awaiting !== undefined ? 'not_served' : row.status;
+      const expected = row.status;
       const seen = missing ? 'not_served' : response.statusCode === 422 && code === 'integration.not_supported' ? 'integration' : 'served';
       outcomes.push(`${row.method} ${row.route}: ${seen === expected ? 'ok' : `expected ${expected}, answered ${response.statusCode} ${code ?? ''}`}`);
     }
     expect(outcomes.filter((outcome) => !outcome.endsWith(': ok'))).toEqual([]);
-    expect(clientRoutes.filter((row) => row.status === 'served' && row.awaiting === undefined).length).toBeGreaterThanOrEqual(55);
+    expect(clientRoutes.filter((row) => row.status === 'served').length).toBeGreaterThanOrEqual(55);
   });
 
   it('is the table of docs/wire-compatibility.md, row for row', () => {

@@ -134,7 +134,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
         api_key: rotated.apiKey,
         rotated_at: rotated.rotatedAt.toISOString(),
         previous_secret_expires_at: rotated.previousSecretExpiresAt.toISOString(),
-        item: present(rotated.record),
+        item: present(rotated.record, principalOf(request).environment),
       } as const;
     },
   );
