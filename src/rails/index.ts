@@ -82,6 +82,9 @@ function assertDefinition(definition: RailDefinition): void {
   if (!definition.operations.sandbox.includes('charge')) fail('every rail charges in sandbox (its simulator funds sandbox intents)');
   const instructed = definition.operations.live.filter((operation) => operation !== 'charge');
   if (instructed.length > 0 && !definition.liveAdapter) fail(`it declares ${instructed.join(', ')} in live but has no live adapter`);
+  for (const field of definition.fields) {
+    if (field.kind === 'text' && field.lengthMax === undefined) fail(`the text field ${field.name} declares no lengthMax`);
+  }
   const others = [...rails.values()];
   const takenFields = new Set([...reservedFieldNames, ...others.flatMap(configurationMemberNames)]);
   for (const name of configurationMemberNames(definition)) if (takenFields.has(name)) fail(`the configuration field ${name} is taken`);

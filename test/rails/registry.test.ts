@@ -3,7 +3,7 @@
 // verified) and shows up wherever the service lists rails (the fund route's headers and OpenAPI, the settlement
 // configuration's contract, MCP, log redaction), with no other file knowing it. Then what the registry refuses,
 // and that the SDK's list of rail wires and the redaction list hold to the registry.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
@@ -26,6 +26,7 @@ import {
 } from '../../src/rails/index.ts';
 import { railClientWires } from '../../src/sdk/rails.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
+import { runRailSweep } from '../../src/services/maintenance.ts';
 import { resolveTools } from '../../src/surfaces/mcp/resolved-tools.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -182,6 +183,22 @@ describe('a rail declared only in this test', () => {
     expect(railRedactedPaths()).toEqual(expect.arrayContaining([`req.headers["${credentialHeader}"]`, '*.test_voucher_key']));
   });
 
+  it('is asked by the sweeper only for what it declares: a payout it does not carry out is the operator\'s', async () => {
+    const intentId = await createVoucherIntent();
+    const challenged = await fund(intentId);
+    expect((await fund(intentId, { [credentialHeader]: `${challengeOf(challenged)}:paid` })).statusCode).toBe(200);
+    const instructionId = randomUUID();
+    await db.system((tx) => tx.query(
+      `INSERT INTO rail_instructions (tenant_id, instruction_id, intent_id, kind, rail, amount_cents, currency, funding_reference)
+       VALUES ($1, $2, $3, 'payout', $4, 700, 'usd', 'voucher_reference')`,
+      [tenant.tenantId, instructionId, intentId, voucherRailName],
+    ));
+    const report = await runRailSweep(db, { secretBox: undefined, callTimeoutMs: 1_000 });
+    expect(report.instructions.failed).toBe(1);
+    const stored = await db.system(async (tx) => (await tx.query('SELECT status, last_error FROM rail_instructions WHERE instruction_id = $1', [instructionId])).rows[0]);
+    expect(stored).toMatchObject({ status: 'failed', last_error: expect.stringMatching(/test_voucher rail does not carry out a payout/) });
+  });
+
   it('is configured through the settlement configuration, its fields in the contract, its secret write-only', async () => {
     const put = (payload: object) => app.inject({ method: 'PUT', url: '/v1/admin/settlement/config', headers: bearer(tenant.adminKey), payload });
     const refused = await put({ rails: [voucherRailName], test_voucher_office: 'x'.repeat(33) });
@@ -213,6 +230,7 @@ describe('the registry', () => {
       [{ name: 'other_rail', credentialHeaders: [], fields: [{ name: 'object', kind: 'flag', description: '' }] }, /field object is taken/],
       [{ name: 'other_rail', credentialHeaders: [], operations: { sandbox: ['charge'], live: ['charge', 'refund'] } }, /no live adapter/],
       [{ name: 'other_rail', credentialHeaders: [], currencies: ['USD'] }, /currencies/],
+      [{ name: 'other_rail', credentialHeaders: [], fields: [{ name: 'other_office', kind: 'text', description: '' }] }, /declares no lengthMax/],
     ];
     for (const [change, reason] of clashes) {
       expect(() => registerRail({ ...voucherRail, aliases: [], fields: [], ...change }), JSON.stringify(change)).toThrow(reason);

@@ -8,7 +8,7 @@ import { FundAnswer, fundAnswerContracts, IntentIdParams, IntentStateConflict, t
 import { fundIntent } from '../../../engine/fund.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
-import { registeredRails, type RailDefinition } from '../../../rails/index.ts';
+import { registeredRails } from '../../../rails/index.ts';
 import { engineMutation } from '../engine-mutation.ts';
 
 /** Each registered rail's credential headers, as the route documents them (read when the app is built). */
@@ -17,7 +17,7 @@ const railCredentialHeaders = () =>
 
 /** Each registered rail's headers of one kind, as an answer carries them. */
 const railAnswerHeaders = (kind: 'challengeHeaders' | 'receiptHeaders'): FundAnswerHeader[] =>
-  registeredRails().flatMap((rail: RailDefinition) => rail[kind].map((header) => ({ ...header, name: header.name.toLowerCase() })));
+  registeredRails().flatMap((rail) => rail[kind].map((header) => ({ ...header, name: header.name.toLowerCase() })));
 
 export async function fundRoutes(app: FastifyInstance): Promise<void> {
   const answers = fundAnswerContracts({ challenge: railAnswerHeaders('challengeHeaders'), receipt: railAnswerHeaders('receiptHeaders') });
