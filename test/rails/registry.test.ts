@@ -43,7 +43,7 @@ function readVoucher(headers: Readonly<Record<string, string | string[] | undefi
   const value = headers[credentialHeader];
   if (value === undefined) return { kind: 'absent' };
   const match = typeof value === 'string' ? /^([0-9a-f]{32}):([a-z]+)$/.exec(value) : null;
-  if (!match) return { kind: 'malformed', reason: `${credentialHeader} must be <challenge id>:<code>` };
+  if (typeof value !== 'string' || !match) return { kind: 'malformed', reason: `${credentialHeader} must be one <challenge id>:<code>` };
   return { kind: 'credential', challengeId: match[1]!, digest: createHash('sha256').update(value).digest(), data: { code: match[2] } };
 }
 
