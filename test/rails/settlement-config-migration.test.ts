@@ -1,5 +1,5 @@
-// Migration 0023 (settlement configuration per rail) on a database that holds configurations in the columns of 0006
-// and 0020: every value and every sealed secret is carried over to its rail, the secrets still open with the same
+// The migration to settlement configuration per rail (migrations/*_settlement_config_per_rail.sql) on a database that
+// holds configurations in the columns of 0006 and 0020: every value and every sealed secret is carried over to its rail, the secrets still open with the same
 // key, the configuration answers exactly as it did, and the database still refuses what it refused before.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -12,7 +12,8 @@ import { presentSettlementConfig } from '../../src/rails/settlement-config.ts';
 import { createTenant } from '../../src/services/tenant-service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
-const perRailVersion = 23;
+/** Found by its name, so that renumbering the migration changes nothing here. */
+const perRailVersion = readMigrations().find((migration) => migration.name === 'settlement_config_per_rail')!.version;
 const box = SecretBox.fromBase64(randomBytes(32).toString('base64'));
 const address = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 let database: TestDatabase;
@@ -58,7 +59,8 @@ beforeAll(async () => {
       [address],
     );
   });
-  expect(await migrate(database.connection)).toEqual([perRailVersion]);
+  // The migrations after it (if any) too: they must carry the configurations over as well.
+  expect((await migrate(database.connection))[0]).toBe(perRailVersion);
 });
 
 afterAll(async () => {
@@ -68,7 +70,7 @@ afterAll(async () => {
 
 const read = (tenantId: string) => db.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
 
-describe('migration 0023: settlement configuration per rail', () => {
+describe('the migration to settlement configuration per rail', () => {
   it('carries every value over to its rail, and answers each configuration as the columns did', async () => {
     expect(presentSettlementConfig('live', (await read('both-live'))!)).toEqual({
       object: 'settlement_config', environment: 'live', rails: ['processor_mpp', 'x402_usdc_base'],
