@@ -1,7 +1,7 @@
 // The rails the SDK knows on the wire, one line each: each rail's pure wire facts (src/rails/<rail>/wire.ts), for
 // answering its sandbox challenges (./sandbox.ts) and writing its credential headers as the server reads them
 // (./funding.ts). The server's registry is src/rails/index.ts; test/rails/registry.test.ts holds this list to it.
-import type { RailClientWire } from '../rails/client-wire.ts';
+import type { RailClientWire } from '../rails/wire-facts.ts';
 import { mppClientWire } from '../rails/mpp/wire.ts';
 import { x402ClientWire } from '../rails/x402/wire.ts';
 

@@ -1,12 +1,12 @@
 // Sandbox test credentials (docs/rails.md "Sandbox test credentials"): like card-network test numbers, the payer
 // address (x402) or token (MPP) picks the simulator's outcome. For sandbox tenants, tests and the example only. Each
 // rail's pure wire facts (./rails.ts) build its credential.
-import { RailChallengeMissingError, type SandboxOutcome } from '../rails/client-wire.ts';
+import { RailChallengeMissingError, type SandboxOutcome } from '../rails/wire-facts.ts';
 import { SvcArgumentError } from './errors.ts';
 import type { FundCredentialCallback } from './funding.ts';
 import { railClientWires } from './rails.ts';
 
-export type { SandboxOutcome } from '../rails/client-wire.ts';
+export type { SandboxOutcome } from '../rails/wire-facts.ts';
 export { parseWwwAuthenticate, sandboxMppAuthorization, sandboxMppTokens } from '../rails/mpp/wire.ts';
 export { decodeX402PaymentRequired, sandboxX402PaymentSignature, sandboxX402Payers } from '../rails/x402/wire.ts';
 

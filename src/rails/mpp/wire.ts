@@ -1,7 +1,7 @@
 // The MPP rail's wire facts a client shares with the server (docs/rails.md#mpp-processor_mpp): its name and alias,
 // its headers, the sandbox's test tokens, a `WWW-Authenticate` parser, and a builder of sandbox credentials from a
 // 402's challenge, for tests, the SDK and its examples. Pure: the SDK imports it.
-import { RailChallengeMissingError, type RailClientWire } from '../client-wire.ts';
+import { RailChallengeMissingError, type RailClientWire } from '../wire-facts.ts';
 
 export const mppRailName = 'processor_mpp';
 /** The public client's name for this rail; the alias changes nothing (docs/rails.md#funding-rails). */

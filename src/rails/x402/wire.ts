@@ -2,7 +2,7 @@
 // headers, the sandbox's test payers, and a builder of sandbox credentials from a 402's `PAYMENT-REQUIRED`, for
 // tests, the SDK and its examples. Pure (node:crypto only): the SDK imports it.
 import { randomBytes } from 'node:crypto';
-import { RailChallengeMissingError, type RailClientWire } from '../client-wire.ts';
+import { RailChallengeMissingError, type RailClientWire } from '../wire-facts.ts';
 
 export const x402RailName = 'x402_usdc_base';
 
