@@ -9,8 +9,7 @@
 // from the first request's send to the second's answer.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { sandboxX402PaymentSignature } from '../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../src/rails/x402.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../src/rails/x402/wire.ts';
 import { party, signedCreateBody, signedEvidenceBody, type Party } from '../test/helpers/intents.ts';
 
 export const mutations = ['create', 'fund', 'evidence', 'confirm'] as const;

@@ -188,6 +188,9 @@ export const settlementRailsMax = 8;
 /** Length of an MPP profile id and of a linked processor destination (e.g. a connected account id). */
 export const mppProfileIdLengthMax = 128;
 export const processorDestinationLengthMax = 255;
+/** The text an EVM address field of a settlement configuration admits before its own check answers: 0x and 40 hex
+ * digits fit, and a near miss is answered with the field's own code rather than a schema error. */
+export const evmAddressTextLengthMax = 64;
 assertLimit(paymentCredentialHeaderBytesMax < requestBodyBytesMax, 'a credential header must be smaller than a body');
 assertLimit(requestJsonNestingDepthMax > jsonNestingDepthMax + 8, 'a value at its own nesting limit must fit inside a body');
 

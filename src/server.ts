@@ -11,6 +11,7 @@ import { GatewayKeyError, loadGatewayKeys } from './infra/gateway-keys.ts';
 import { createLogger } from './infra/logging.ts';
 import { migrate } from './infra/migrate.ts';
 import { RedisRateLimitStore } from './plugins/rate-limit-redis.ts';
+import { railRedactedPaths } from './rails/index.ts';
 import { createFastify } from './server-options.ts';
 
 // Until the server listens, a failure ends the start. A wrong setting is the operator's to fix: one line on
@@ -33,7 +34,7 @@ function refusalOf(error: unknown): string | undefined {
 }
 
 const config = loadConfig();
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, undefined, railRedactedPaths());
 
 // The keys are checked before the database is touched, so a bad key set never leaves a migrated database behind.
 const keys = loadGatewayKeys(config);

@@ -9,8 +9,7 @@ import { ErrorEnvelope, IdempotencyHeaders, JsonValue, ListPage, Nullable, OpenO
 import { ExternalAttestation } from './protocol.ts';
 import {
   confirmBodyExample, createIntentBodyExample, evidenceAnswerExample, evidenceBodyExample, fundChallengeExample, fundFundedExample, intentExample,
-  invalidStateExample, paymentReceiptHeaderExample, paymentRequiredHeaderExample, paymentResponseHeaderExample, settlementAnswerExample,
-  wwwAuthenticateHeaderExample,
+  invalidStateExample, settlementAnswerExample,
 } from './examples.ts';
 
 /** An intent's life: open → funded → evidence_recorded → released | refunded (docs/engine.md). */
@@ -194,29 +193,34 @@ export const FundAnswer = Type.Object({
 });
 export type FundAnswer = Static<typeof FundAnswer>;
 
-/** The headers of a 402 challenge (docs/rails.md): x402's and MPP's, whichever the intent's rail speaks. */
-export const paymentChallengeHeaders = {
-  'payment-required': Type.String({ description: 'x402: the base64 JSON of the payment requirements.', examples: [paymentRequiredHeaderExample] }),
-  'www-authenticate': Type.String({ description: 'MPP: the `Payment` challenge.', examples: [wwwAuthenticateHeaderExample] }),
-};
-/** The headers of a settled or pending payment. */
-export const paymentReceiptHeaders = {
-  'payment-response': Type.String({ description: 'x402: the base64 JSON of the settlement response.', examples: [paymentResponseHeaderExample] }),
-  'payment-receipt': Type.String({ description: 'MPP: the payment receipt.', examples: [paymentReceiptHeaderExample] }),
-};
+/** A header of the rail's wire a fund answer carries, as a rail declares it (src/rails/definition.ts). */
+export interface FundAnswerHeader {
+  /** As the answer carries it (lowercase). */
+  readonly name: string;
+  readonly description: string;
+  readonly example?: string;
+}
 
-/** The fund route's answers by status: the same members, each with what it means and the headers it carries. */
-export const FundFunded = Type.Object(FundAnswer.properties, {
-  description: 'Funded: the answer carries the capability token.',
-  headers: paymentReceiptHeaders,
-  examples: [fundFundedExample],
-});
-export const FundPending = Type.Object(FundAnswer.properties, { description: 'Pending at the rail: re-send the same request to poll.' });
-export const FundChallenge = Type.Object(FundAnswer.properties, {
-  description: 'A challenge to answer (or a refused credential, as application/problem+json).',
-  headers: paymentChallengeHeaders,
-  examples: [fundChallengeExample],
-});
+const headerSchemas = (headers: readonly FundAnswerHeader[]) =>
+  Object.fromEntries(headers.map(({ name, description, example }) => [name, Type.String({ description, ...(example === undefined ? {} : { examples: [example] }) })]));
+
+/** The fund route's answers by status: the same members, each with what it means and the headers it carries: a 402
+ * each rail's challenge headers, a 200 each rail's receipt headers (whichever the intent's rail speaks). */
+export function fundAnswerContracts(headers: { readonly challenge: readonly FundAnswerHeader[]; readonly receipt: readonly FundAnswerHeader[] }) {
+  return {
+    funded: Type.Object(FundAnswer.properties, {
+      description: 'Funded: the answer carries the capability token.',
+      headers: headerSchemas(headers.receipt),
+      examples: [fundFundedExample],
+    }),
+    pending: Type.Object(FundAnswer.properties, { description: 'Pending at the rail: re-send the same request to poll.' }),
+    challenge: Type.Object(FundAnswer.properties, {
+      description: 'A challenge to answer (or a refused credential, as application/problem+json).',
+      headers: headerSchemas(headers.challenge),
+      examples: [fundChallengeExample],
+    }),
+  };
+}
 
 /** The 409 envelope of the lifecycle routes, with an example: a request the intent's state does not allow. */
 export const IntentStateConflict = Type.Object(ErrorEnvelope(409).properties, {

@@ -33,9 +33,8 @@ import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { CommittedFailure, type CallOutside, type EngineAnswer } from './answer.ts';
 import { crashPoint } from './crash-points.ts';
 import {
-  credentialReaders,
   railAdapterFor,
-  railNames,
+  registeredRails,
   RailUnavailableError,
   type CredentialOutcome,
   type LiveAccess,
@@ -241,9 +240,9 @@ interface PresentedRailCredential {
 /** The well-formed credentials the request presents (malformed ones are judged once the rail is known). */
 function presentedCredentials(headers: FundRequest['headers']): PresentedRailCredential[] {
   const presented: PresentedRailCredential[] = [];
-  for (const rail of railNames) {
-    const credential = credentialReaders[rail](headers);
-    if (credential.kind === 'credential') presented.push({ rail, credential });
+  for (const rail of registeredRails()) {
+    const credential = rail.readCredential(headers);
+    if (credential.kind === 'credential') presented.push({ rail: rail.name, credential });
   }
   return presented;
 }

@@ -1,110 +1,168 @@
-// The funding rails behind one interface (docs/rails.md). The fund route asks railAdapterFor for the adapter of
-// an intent's rail in the tenant's environment and drives the 402 handshake through it. Sandbox tenants get
-// simulators with documented test credentials; live tenants get nothing faked: a live adapter that reaches the
-// facilitator (x402) or processor (MPP) the tenant configured, or 422 `funding.rail_not_configured`.
+// The registry of funding rails (docs/rails.md "Adding a rail"): one line per rail, each rail's one declaration
+// (./definition.ts) in its own folder, and the look-ups every consumer iterates instead of naming a rail. The fund
+// route asks railAdapterFor for the adapter of an intent's rail in the tenant's environment: sandbox tenants get the
+// rail's simulator; live tenants get nothing faked: the rail's live adapter, reaching the facilitator or processor the
+// tenant configured, or 422 `funding.rail_not_configured`.
 import { ServiceError } from '../errors/service-error.ts';
-import { MppSandboxAdapter, readMppCredential } from './mpp.ts';
-import type { SettlementConfig } from './settlement-config.ts';
-import type { FundingContext, LiveRailAdapter, LiveRailOptions, PresentedCredential, RailAdapter, RailName, RailSecrets } from './types.ts';
-import { readX402Credential, X402SandboxAdapter } from './x402.ts';
+import type { RailDefinition } from './definition.ts';
+import { mppRail } from './mpp/index.ts';
+import { settingsOf, textSetting, flagSetting } from './settings.ts';
+import type { FundingContext, LiveRailAdapter, LiveRailOptions, RailAdapter, RailName, RailOperation, RailSecrets, SettlementConfig } from './types.ts';
+import { x402Rail } from './x402/index.ts';
 
 export type {
+  ClaimedAttempt,
   CredentialOutcome,
   FundingContext,
-  IssuedChallenge,
-  PaymentProblem,
-  PresentedCredential,
-  RailAdapter,
-  RailName,
-  ClaimedAttempt,
   InstructionKind,
   InstructionOutcome,
+  IssuedChallenge,
   LiveRailAdapter,
   LiveRailOptions,
+  PaymentProblem,
+  PresentedCredential,
   ProbeResult,
+  RailAdapter,
   RailInstructionRequest,
+  RailName,
+  RailOperation,
   RailRuntime,
   RailSecrets,
+  RailSettings,
+  RailSettingValue,
+  SettlementConfig,
 } from './types.ts';
+export type { RailConfigurationField, RailCredentialHeader, RailDefinition, RailHeader, SettlementConfigFault } from './definition.ts';
 export { RailOutcomeUnknownError, RailUnavailableError } from './types.ts';
-export type { RailSecretField, SecretChanges, SettlementConfig } from './settlement-config.ts';
-export type { SettlementConfigBody } from '../contracts/settlement-config.ts';
-export { railSecretFields, secretChangesOf, validateSettlementConfig } from './settlement-config.ts';
 export { paymentProblem, paymentProblemTypeBase, type PaymentProblemCode } from './wire.ts';
-export {
-  sandboxX402PayTo,
-  sandboxX402Payers,
-  x402ChallengeHeaderName,
-  x402CredentialHeaderName,
-  x402Networks,
-  x402ResponseHeaderName,
-} from './x402.ts';
-export { mppChallengeHeaderName, mppCredentialHeaderName, mppReceiptHeaderName, sandboxMppTokens } from './mpp.ts';
 
-export const railNames: readonly RailName[] = ['x402_usdc_base', 'processor_mpp'];
+/** The rails this service runs, in the order every list of rails shows them: one line per rail. */
+const builtInRails: readonly RailDefinition[] = [
+  x402Rail,
+  mppRail,
+];
 
-/** Each rail's reader of the credential a fund request presents (what its adapter's readCredential answers). They
- * need no intent, so the engine reads credentials before it has read the intent that decides the rail. */
-export const credentialReaders: Readonly<Record<RailName, (headers: Record<string, string | string[] | undefined>) => PresentedCredential>> = {
-  x402_usdc_base: readX402Credential,
-  processor_mpp: readMppCredential,
-};
+/** Registered rails by name, in registration order; aliases to the name they mean. */
+const rails = new Map<RailName, RailDefinition>();
+const aliases = new Map<string, RailName>();
 
-/** The client's rail names that mean one of ours (docs/rails.md#funding-rails), where the alias changes nothing. The
- * adapter echoes the name the intent carries as `funding.settlement_rail`, since the client checks it against its own
- * list. */
-export const railAliases: Readonly<Record<string, RailName>> = { stripe_mpp: 'processor_mpp' };
+/** A rail name as an intent's `settlement_rail` may carry it (src/contracts/intents.ts SettlementRailId). */
+const railNamePattern = /^[a-z0-9_]{1,64}$/;
+/** Members of the settlement configuration's answer that are not a rail's field. */
+const reservedFieldNames = new Set(['rails', 'object', 'environment', 'updated_at']);
 
-/** Our rail for a rail name (ours or an alias), or undefined when we do not run it. */
-export function resolveRailName(rail: string): RailName | undefined {
-  if ((railNames as readonly string[]).includes(rail)) return rail as RailName;
-  return Object.hasOwn(railAliases, rail) ? railAliases[rail] : undefined;
+/**
+ * Adds a rail to the registry and returns what removes it again. The built-in rails are registered when this module
+ * loads; a test registers a rail of its own before it builds the app (the fund route's header schema, the settlement
+ * configuration's contract, MCP and log redaction read the registry when the app is built; funding reads it on every
+ * request). A definition that clashes with a registered rail or breaks the declaration's rules is a programmer error.
+ */
+export function registerRail(definition: RailDefinition): () => void {
+  assertDefinition(definition);
+  rails.set(definition.name, definition);
+  for (const alias of definition.aliases) aliases.set(alias, definition.name);
+  return () => {
+    if (rails.get(definition.name) !== definition) return;
+    rails.delete(definition.name);
+    for (const alias of definition.aliases) aliases.delete(alias);
+  };
 }
 
-/** Rails that can carry each currency: both rails settle US dollars only (USDC, and card/processor charges in usd). */
-const railCurrencies: Readonly<Record<RailName, readonly string[]>> = { x402_usdc_base: ['usd'], processor_mpp: ['usd'] };
+function assertDefinition(definition: RailDefinition): void {
+  const fail = (reason: string): never => {
+    throw new Error(`rail ${JSON.stringify(definition.name)}: ${reason}`);
+  };
+  for (const name of [definition.name, ...definition.aliases]) {
+    if (!railNamePattern.test(name)) fail(`${JSON.stringify(name)} is not a rail name (${railNamePattern})`);
+    if (rails.has(name) || aliases.has(name)) fail(`${name} already names a registered rail`);
+  }
+  if (definition.currencies.some((currency) => !/^[a-z]{3}$/.test(currency))) fail('currencies are lowercase ISO 4217 codes');
+  // Node gives a route the request's header names in lowercase: a credential header is read by that name.
+  if (definition.credentialHeaders.some(({ name }) => name !== name.toLowerCase())) fail('credential header names are lowercase');
+  if (!definition.operations.sandbox.includes('charge')) fail('every rail charges in sandbox (its simulator funds sandbox intents)');
+  const instructed = definition.operations.live.filter((operation) => operation !== 'charge');
+  if (instructed.length > 0 && !definition.liveAdapter) fail(`it declares ${instructed.join(', ')} in live but has no live adapter`);
+  for (const field of definition.fields) {
+    if (field.kind === 'text' && field.lengthMax === undefined) fail(`the text field ${field.name} declares no lengthMax`);
+  }
+  const others = [...rails.values()];
+  const takenFields = new Set([...reservedFieldNames, ...others.flatMap(configurationMemberNames)]);
+  for (const name of configurationMemberNames(definition)) if (takenFields.has(name)) fail(`the configuration field ${name} is taken`);
+  const takenHeaders = new Set(others.flatMap((rail) => rail.credentialHeaders.map((header) => header.name)));
+  const takenArguments = new Set(others.flatMap((rail) => rail.credentialHeaders.map((header) => header.toolArgument)));
+  for (const header of definition.credentialHeaders) {
+    if (takenHeaders.has(header.name)) fail(`the credential header ${header.name} is another rail's`);
+    if (takenArguments.has(header.toolArgument)) fail(`the MCP argument ${header.toolArgument} is another rail's`);
+  }
+}
 
-/** The live adapter of each rail, loaded on first use: their protocol libraries (@x402/core's facilitator client,
- * mppx with stripe and viem) hold some 40 MB of heap after start-up (docs/performance.md), which a sandbox-only
- * process never needs and would otherwise carry, and collect around, on every request. */
-const liveAdapters: Readonly<Record<RailName, ((options: LiveRailOptions) => Promise<LiveRailAdapter>) | undefined>> = {
-  x402_usdc_base: async (options) => new (await import('./x402-live.ts')).X402LiveAdapter(options),
-  processor_mpp: async (options) => new (await import('./mpp-live.ts')).MppLiveAdapter(options),
-};
+/** The names a rail's fields take on the wire: each field, and `<secret>_set` for each secret. */
+function configurationMemberNames(definition: RailDefinition): string[] {
+  return definition.fields.flatMap((field) => (field.kind === 'secret' ? [field.name, `${field.name}_set`] : [field.name]));
+}
 
-/** The configuration field naming each rail's live endpoint. */
-export const liveEndpointFields: Readonly<Record<RailName, 'x402_facilitator_url' | 'mpp_processor_url'>> = {
-  x402_usdc_base: 'x402_facilitator_url',
-  processor_mpp: 'mpp_processor_url',
-};
+for (const rail of builtInRails) registerRail(rail);
 
-/** What a live tenant must have configured for each rail before funding could even be attempted. */
-function missingLiveConfiguration(rail: RailName, config: SettlementConfig | undefined): string[] {
-  const missing: string[] = [];
-  if (!config?.rails.includes(rail)) missing.push('rails');
-  if (rail === 'x402_usdc_base' && !config?.x402_address) missing.push('x402_address');
-  if (rail === 'processor_mpp' && !config?.mpp_profile_id) missing.push('mpp_profile_id');
-  if (rail === 'processor_mpp' && !config?.processor_destination) missing.push('processor_destination');
-  if (config && !config[liveEndpointFields[rail]]) missing.push(liveEndpointFields[rail]);
-  return missing;
+/** Every registered rail, in registration order. */
+export function registeredRails(): readonly RailDefinition[] {
+  return [...rails.values()];
+}
+
+/** The rail of a rail name (ours or an alias), or undefined when we do not run it. */
+export function railOf(rail: string): RailDefinition | undefined {
+  return rails.get(rail) ?? rails.get(aliases.get(rail) ?? '');
+}
+
+/** Our rail name for a rail name (ours or an alias), or undefined when we do not run it. */
+export function resolveRailName(rail: string): RailName | undefined {
+  return railOf(rail)?.name;
+}
+
+/** Whether `rail` carries out `operation` in `environment` (RailDefinition.operations). */
+export function railCarriesOut(rail: string, environment: 'sandbox' | 'live', operation: RailOperation): boolean {
+  return railOf(rail)?.operations[environment].includes(operation) ?? false;
+}
+
+/** What log lines must never show of any rail (pino redaction paths, handed to the logger where the server builds
+ * it): every credential header, every secret field, and what a rail adds. */
+export function railRedactedPaths(): string[] {
+  return registeredRails().flatMap((rail) => [
+    ...rail.credentialHeaders.map((header) => `req.headers[${JSON.stringify(header.name)}]`),
+    ...rail.fields.filter((field) => field.kind === 'secret').map((field) => `*.${field.name}`),
+    ...(rail.redactedFields ?? []).map((field) => `*.${field}`),
+  ]);
+}
+
+/** What live funding on `rail` needs configured and the configuration lacks: `rails` when it does not list the rail,
+ * each field the rail requires in live, and, once there is a configuration, the rail's endpoint. */
+function missingLiveConfiguration(rail: RailDefinition, config: SettlementConfig | undefined): string[] {
+  const settings = settingsOf(config, rail.name);
+  const isSet = (field: RailDefinition['fields'][number]) =>
+    field.kind === 'flag' ? flagSetting(settings, field.name) : textSetting(settings, field.name) !== null;
+  return [
+    ...(config?.rails.includes(rail.name) ? [] : ['rails']),
+    ...rail.fields.filter((field) => field.requiredInLive && !isSet(field)).map((field) => field.name),
+    ...(config ? rail.fields.filter((field) => field.kind === 'endpoint' && !isSet(field)).map((field) => field.name) : []),
+  ];
 }
 
 /** The live adapter of `rail` for a configuration (the probe of a PUT, the sweeper), or undefined when this
  * deployment has none for the rail. */
 export async function liveAdapterFor(rail: RailName, options: LiveRailOptions): Promise<LiveRailAdapter | undefined> {
-  return liveAdapters[rail]?.(options);
+  return railOf(rail)?.liveAdapter?.(options);
 }
 
-/** What railAdapterFor needs beyond the funding context in live: the tenant's secrets, opened, and the call deadline. */
+/** What railAdapterFor needs beyond the funding context in live: the tenant's secrets, opened, by rail, and the call
+ * deadline. */
 export interface LiveAccess {
-  readonly secrets: RailSecrets;
+  readonly secrets: Readonly<Record<RailName, RailSecrets>>;
   readonly callTimeoutMs: number;
 }
 
 /**
  * The adapter for an intent's rail in a tenant's environment. Rejects with ServiceError 422:
  * - `funding.rail_unsupported` for a rail name we do not run (e.g. the client's `stripe_connect`);
- * - `funding.currency_not_allowed` when the rail cannot carry the currency (both rails: usd only);
+ * - `funding.currency_not_allowed` when the rail cannot carry the currency;
  * - `funding.rail_not_configured` when a sandbox tenant's configuration leaves the rail out of `rails`, and in
  *   live without the rail's configuration (its endpoint included) or when this deployment has no live adapter
  *   for the rail (nothing is faked in live).
@@ -114,42 +172,46 @@ export async function railAdapterFor(
   context: Pick<FundingContext, 'environment' | 'config' | 'currency'>,
   live?: LiveAccess,
 ): Promise<RailAdapter> {
-  const railName = resolveRailName(rail);
-  if (!railName) {
+  const definition = railOf(rail);
+  if (!definition) {
+    const names = registeredRails().map((registered) => registered.name);
     throw new ServiceError('funding.rail_unsupported', {
-      message: `This service does not run the settlement rail ${JSON.stringify(rail)}; use x402_usdc_base or processor_mpp.`,
-      details: { settlement_rail: rail, supported_rails: [...railNames, ...Object.keys(railAliases)] },
+      message: `This service does not run the settlement rail ${JSON.stringify(rail)}; use ${names.join(' or ')}.`,
+      details: { settlement_rail: rail, supported_rails: [...names, ...aliases.keys()] },
     });
   }
-  const currencies = railCurrencies[railName];
+  const { name, currencies } = definition;
   if (!currencies.includes(context.currency)) {
     throw new ServiceError('funding.currency_not_allowed', {
-      message: `The ${railName} rail carries ${currencies.join(', ')} only, not ${JSON.stringify(context.currency)}.`,
+      message: `The ${name} rail carries ${currencies.join(', ')} only, not ${JSON.stringify(context.currency)}.`,
       details: { settlement_rail: rail, currency: context.currency, allowed_currencies: currencies },
     });
   }
-  if (context.environment === 'live') {
-    const missing = missingLiveConfiguration(railName, context.config);
-    if (missing.length > 0) {
-      throw new ServiceError('funding.rail_not_configured', {
-        message: `Live funding on ${railName} needs the settlement configuration (PUT /v1/admin/settlement/config): ${missing.join(', ')}.`,
-        details: { settlement_rail: rail, missing_fields: missing },
-      });
-    }
-    const adapter = live && context.config
-      ? await liveAdapterFor(railName, { settlementRail: rail, config: context.config, secrets: live.secrets, callTimeoutMs: live.callTimeoutMs })
-      : undefined;
-    if (adapter) return adapter;
+  if (context.environment === 'live') return liveAdapterOf(definition, rail, context.config, live);
+  if (context.config && !context.config.rails.includes(name)) {
     throw new ServiceError('funding.rail_not_configured', {
-      message: `Live funding on ${railName} needs a ${railName === 'x402_usdc_base' ? 'facilitator' : 'payment processor'} connection, and this deployment has none for it.`,
-      details: { settlement_rail: rail, missing_fields: [liveEndpointFields[railName]] },
-    });
-  }
-  if (context.config && !context.config.rails.includes(railName)) {
-    throw new ServiceError('funding.rail_not_configured', {
-      message: `The settlement configuration of this tenant does not enable ${railName}; add it to rails.`,
+      message: `The settlement configuration of this tenant does not enable ${name}; add it to rails.`,
       details: { settlement_rail: rail, missing_fields: ['rails'] },
     });
   }
-  return railName === 'x402_usdc_base' ? new X402SandboxAdapter(rail) : new MppSandboxAdapter(rail);
+  return definition.sandboxAdapter(rail);
+}
+
+async function liveAdapterOf(definition: RailDefinition, rail: string, config: SettlementConfig | undefined, live: LiveAccess | undefined): Promise<RailAdapter> {
+  const { name } = definition;
+  const missing = missingLiveConfiguration(definition, config);
+  if (missing.length > 0) {
+    throw new ServiceError('funding.rail_not_configured', {
+      message: `Live funding on ${name} needs the settlement configuration (PUT /v1/admin/settlement/config): ${missing.join(', ')}.`,
+      details: { settlement_rail: rail, missing_fields: missing },
+    });
+  }
+  const adapter = live && config
+    ? await definition.liveAdapter?.({ settlementRail: rail, settings: settingsOf(config, name), secrets: live.secrets[name] ?? {}, callTimeoutMs: live.callTimeoutMs })
+    : undefined;
+  if (adapter) return adapter;
+  throw new ServiceError('funding.rail_not_configured', {
+    message: `Live funding on ${name} needs a ${definition.counterpart} connection, and this deployment has none for it.`,
+    details: { settlement_rail: rail, missing_fields: definition.fields.filter((field) => field.kind === 'endpoint').map((field) => field.name) },
+  });
 }

@@ -1,172 +1,147 @@
 // A tenant's settlement configuration (spec: Settlement configuration; docs/rails.md#settlement-configuration): which
-// rails it funds with and where the money goes on each. Pure validation here; storage in
-// db/settlement-config-repository.ts, routes in surfaces/gateway/routes/settlement-config.ts. Each of the spec's five
-// 400 cases has its own code.
+// rails it funds with and where the money goes on each, assembled from the registered rails' fields. Here: the
+// route's contract, the rules across rails (`rails` itself, endpoint URLs), each rail's own rules run through its
+// definition, and the answer. Storage in db/settlement-config-repository.ts (per rail, secrets sealed), routes in
+// surfaces/gateway/routes/settlement-config.ts. Each of the spec's five 400 cases has its own code.
 import type { Environment } from '../credentials/api-key.ts';
-import type { SettlementConfigBody } from '../contracts/settlement-config.ts';
+import { settlementConfigContracts, type SettlementConfigAnswer, type SettlementConfigBody } from '../contracts/settlement-config.ts';
+import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import { isValidEvmAddress } from './evm.ts';
+import type { RailConfigurationField, SettlementConfigFault } from './definition.ts';
+import { registeredRails } from './index.ts';
+import { flagSetting, settingsOf, textSetting } from './settings.ts';
+import type { RailName, RailSecrets, RailSettings, RailSettingValue, SettlementConfig } from './types.ts';
 
-/** The rails this service runs, by their wire names. */
-export type RailName = 'x402_usdc_base' | 'processor_mpp';
+/** What a PUT sets, checked and normalized: storage adds the secrets' state and the time of the write. */
+export type SettlementConfigInput = Pick<SettlementConfig, 'rails' | 'settings'>;
 
-export interface SettlementConfig {
-  rails: RailName[];
-  x402_address: string | null;
-  mpp_profile_id: string | null;
-  mpp_session_enabled: boolean;
-  settlement_network_recipient: string | null;
-  processor_destination: string | null;
-  /** Live x402: the facilitator's base URL (its `/verify`, `/settle`, `/supported`). */
-  x402_facilitator_url: string | null;
-  /** Live MPP: the payment processor's API base URL. */
-  mpp_processor_url: string | null;
-  /** Whether a facilitator API key / processor secret key is stored (the secrets themselves are never read back). */
-  x402_facilitator_api_key_set: boolean;
-  mpp_processor_secret_key_set: boolean;
-  /** Set by storage: when the configuration was last written (RFC 3339). */
-  updated_at?: string;
+/** One configuration field and the rail that declares it. */
+export interface RailField {
+  readonly rail: RailName;
+  readonly field: RailConfigurationField;
 }
 
-
-/** The secrets a PUT changes: `undefined` keeps the stored one, null clears it, a string replaces it. */
-export interface SecretChanges {
-  x402_facilitator_api_key: string | null | undefined;
-  mpp_processor_secret_key: string | null | undefined;
+/** Every registered rail's configuration fields, in registry order, then each rail's declared order. */
+export function railFields(): RailField[] {
+  return registeredRails().flatMap((rail) => rail.fields.map((field) => ({ rail: rail.name, field })));
 }
 
-/** The names of the write-only secret fields. */
-export const railSecretFields = ['x402_facilitator_api_key', 'mpp_processor_secret_key'] as const;
-export type RailSecretField = (typeof railSecretFields)[number];
+/** The body and answer schemas of the routes, for the rails registered now (the route is built once, with the app). */
+export function settlementConfigSchemas() {
+  return settlementConfigContracts(railFields().map(({ field }) => field), registeredRails().map((rail) => rail.name));
+}
 
-const configurableRails: readonly RailName[] = ['x402_usdc_base', 'processor_mpp'];
-
-
-
-/** Profile ids: the environment's prefix, then at least one of `A-Za-z0-9_-`. */
-const profileIdPattern = /^profile_[A-Za-z0-9_-]+$/;
-/** A destination is an opaque processor id (e.g. a connected account `acct_…`): printable ASCII, no spaces. */
-const processorDestinationPattern = /^[\x21-\x7e]+$/;
-
-type SettlementConfigErrorCode =
-  | 'settlement_config.invalid_rail_combination'
-  | 'settlement_config.processor_destination_required'
-  | 'settlement_config.x402_address_invalid'
-  | 'settlement_config.mpp_profile_invalid'
-  | 'settlement_config.settlement_recipient_required'
-  | 'settlement_config.rail_endpoint_invalid';
-
-function invalid(code: SettlementConfigErrorCode, field: string, message?: string): never {
-  throw new ServiceError(code, { details: { field }, ...(message ? { message } : {}) });
+function invalid(fault: SettlementConfigFault): never {
+  throw new ServiceError(fault.code, { details: { field: fault.field }, ...(fault.message ? { message: fault.message } : {}) });
 }
 
 /** Empty or blank text means "not set". */
-function optionalText(value: string | null | undefined): string | null {
-  return value === undefined || value === null || value.trim() === '' ? null : value;
+function optionalText(value: unknown): string | null {
+  return typeof value !== 'string' || value.trim() === '' ? null : value;
 }
 
 function validateRails(rails: readonly string[]): RailName[] {
   const code = 'settlement_config.invalid_rail_combination';
-  if (rails.length === 0) invalid(code, 'rails', 'rails must name at least one rail (x402_usdc_base, processor_mpp).');
+  const names = registeredRails().map((rail) => rail.name);
+  if (rails.length === 0) invalid({ code, field: 'rails', message: `rails must name at least one rail (${names.join(', ')}).` });
   const seen = new Set<string>();
   for (const rail of rails) {
-    if (!(configurableRails as readonly string[]).includes(rail)) {
-      invalid(code, 'rails', `rails may only contain x402_usdc_base and processor_mpp; ${JSON.stringify(rail)} is not a rail.`);
+    if (!names.includes(rail)) {
+      invalid({ code, field: 'rails', message: `rails may only contain ${names.join(' and ')}; ${JSON.stringify(rail)} is not a rail.` });
     }
-    if (seen.has(rail)) invalid(code, 'rails', `rails names ${rail} twice.`);
+    if (seen.has(rail)) invalid({ code, field: 'rails', message: `rails names ${rail} twice.` });
     seen.add(rail);
   }
-  return rails as RailName[];
+  return [...rails];
 }
 
-/** Checks a configuration body for the tenant's environment and returns it normalized (absent fields null,
- * blank text null). Throws ServiceError 400 with the spec case's code, checked in the spec's order. */
-export function validateSettlementConfig(body: SettlementConfigBody, environment: Environment): SettlementConfig {
-  const rails = validateRails(body.rails);
-  const x402Address = optionalText(body.x402_address);
-  const mppProfileId = optionalText(body.mpp_profile_id);
-  const recipient = optionalText(body.settlement_network_recipient);
-  const processorDestination = optionalText(body.processor_destination);
-  const sessionEnabled = body.mpp_session_enabled ?? false;
+/** The position of a code in the catalogue, which lists the settlement configuration's codes in the spec's order. */
+const catalogueOrder = new Map(Object.keys(errorCatalogue).map((code, index) => [code, index]));
+const orderOf = (code: ErrorCode) => catalogueOrder.get(code) ?? Number.MAX_SAFE_INTEGER;
 
-  if (rails.includes('processor_mpp') && processorDestination === null) {
-    invalid('settlement_config.processor_destination_required', 'processor_destination');
+/**
+ * Checks a configuration body for the tenant's environment and returns it normalized: every registered rail's
+ * values, absent or blank text null, flags false, endpoints without a trailing slash. Throws ServiceError 400: the
+ * rails first (`invalid_rail_combination`), then the first fault of any rail in the catalogue's order of codes (the
+ * spec's order), rails in registry order within one code.
+ */
+export function validateSettlementConfig(body: SettlementConfigBody, environment: Environment): SettlementConfigInput {
+  const rails = validateRails(body.rails);
+  const settings: Record<RailName, RailSettings> = {};
+  const faults: SettlementConfigFault[] = [];
+  for (const rail of registeredRails()) {
+    const values: Record<string, RailSettingValue> = {};
+    for (const field of rail.fields) {
+      if (field.kind === 'secret') continue;
+      if (field.kind === 'flag') values[field.name] = body[field.name] === true;
+      else if (field.kind === 'endpoint') values[field.name] = railEndpointUrl(body[field.name], field.name, faults);
+      else values[field.name] = optionalText(body[field.name]);
+    }
+    settings[rail.name] = values;
+    faults.push(...(rail.checkSettings?.(values, { environment, listed: rails.includes(rail.name) }) ?? []));
   }
-  if (processorDestination !== null && !processorDestinationPattern.test(processorDestination)) {
-    invalid('settlement_config.processor_destination_required', 'processor_destination',
-      'processor_destination must be a processor id of printable characters without spaces.');
-  }
-  if (rails.includes('x402_usdc_base') && x402Address === null) {
-    invalid('settlement_config.x402_address_invalid', 'x402_address', 'The x402_usdc_base rail needs an x402_address (0x and 40 hex digits).');
-  }
-  if (x402Address !== null && !isValidEvmAddress(x402Address)) {
-    invalid('settlement_config.x402_address_invalid', 'x402_address');
-  }
-  if (rails.includes('processor_mpp') && mppProfileId === null) {
-    invalid('settlement_config.mpp_profile_invalid', 'mpp_profile_id', 'The processor_mpp rail needs an mpp_profile_id.');
-  }
-  if (mppProfileId !== null && !isProfileForEnvironment(mppProfileId, environment)) {
-    invalid('settlement_config.mpp_profile_invalid', 'mpp_profile_id',
-      environment === 'sandbox'
-        ? 'In sandbox, mpp_profile_id must start with profile_test_.'
-        : 'In live, mpp_profile_id must start with profile_ and must not be a test profile (profile_test_).');
-  }
-  if (sessionEnabled && recipient === null) {
-    invalid('settlement_config.settlement_recipient_required', 'settlement_network_recipient');
-  }
-  if (recipient !== null && !isValidEvmAddress(recipient)) {
-    invalid('settlement_config.settlement_recipient_required', 'settlement_network_recipient',
-      'settlement_network_recipient must be 0x and 40 hex digits (EIP-55 checksum if mixed case).');
-  }
-  const facilitatorUrl = railEndpointUrl(body.x402_facilitator_url, 'x402_facilitator_url');
-  const processorUrl = railEndpointUrl(body.mpp_processor_url, 'mpp_processor_url');
-  return {
-    rails,
-    x402_address: x402Address,
-    mpp_profile_id: mppProfileId,
-    mpp_session_enabled: sessionEnabled,
-    settlement_network_recipient: recipient,
-    processor_destination: processorDestination,
-    x402_facilitator_url: facilitatorUrl,
-    mpp_processor_url: processorUrl,
-    // Storage decides these from what is stored and the body's secret changes (secretChangesOf).
-    x402_facilitator_api_key_set: false,
-    mpp_processor_secret_key_set: false,
-  };
+  const first = faults.reduce<SettlementConfigFault | undefined>((earliest, fault) => (earliest && orderOf(earliest.code) <= orderOf(fault.code) ? earliest : fault), undefined);
+  if (first) invalid(first);
+  return { rails, settings };
+}
+
+/** A secret a PUT replaces (a string) or clears (null); a secret the body leaves out is kept, and has none. */
+export interface SecretChange {
+  readonly rail: RailName;
+  readonly field: string;
+  readonly value: string | null;
 }
 
 /** What the body asks of each secret: omitted keeps, null or blank clears, a string replaces. */
-export function secretChangesOf(body: SettlementConfigBody): SecretChanges {
-  const change = (value: string | null | undefined) => (value === undefined ? undefined : optionalText(value));
-  return { x402_facilitator_api_key: change(body.x402_facilitator_api_key), mpp_processor_secret_key: change(body.mpp_processor_secret_key) };
+export function secretChangesOf(body: SettlementConfigBody): SecretChange[] {
+  return railFields()
+    .filter(({ field }) => field.kind === 'secret' && body[field.name] !== undefined)
+    .map(({ rail, field }) => ({ rail, field: field.name, value: optionalText(body[field.name]) }));
+}
+
+/** Each rail's secrets once `changes` are applied over the stored ones (opened): what a live PUT's dry call uses. */
+export function secretsAfter(stored: Readonly<Record<RailName, RailSecrets>>, changes: readonly SecretChange[]): Record<RailName, RailSecrets> {
+  const secrets: Record<RailName, Record<string, string | null>> = {};
+  for (const { rail, field } of railFields().filter(({ field }) => field.kind === 'secret')) {
+    const change = changes.find((candidate) => candidate.rail === rail && candidate.field === field.name);
+    (secrets[rail] ??= {})[field.name] = change ? change.value : stored[rail]?.[field.name] ?? null;
+  }
+  return secrets;
+}
+
+/** The answer of both routes: the frame, each registered rail's public values and endpoint, and `<secret>_set`. */
+export function presentSettlementConfig(environment: Environment, config: SettlementConfig): SettlementConfigAnswer {
+  const answer: SettlementConfigAnswer = { object: 'settlement_config', environment, rails: [...config.rails], updated_at: config.updated_at ?? null };
+  for (const { rail, field } of railFields()) {
+    const settings = settingsOf(config, rail);
+    if (field.kind === 'secret') answer[`${field.name}_set`] = config.secretsSet.includes(field.name);
+    else answer[field.name] = field.kind === 'flag' ? flagSetting(settings, field.name) : textSetting(settings, field.name);
+  }
+  return answer;
 }
 
 /** Hosts an `http:` endpoint may name: only this machine, where nothing crosses a network in the clear. */
 const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** A rail endpoint: an absolute https URL without credentials, query or fragment (http only to a loopback host);
- * stored without a trailing slash. */
-function railEndpointUrl(value: string | null | undefined, field: string): string | null {
+ * kept without a trailing slash. A faulty one adds its fault and reads as not set. */
+function railEndpointUrl(value: unknown, field: string, faults: SettlementConfigFault[]): string | null {
   const text = optionalText(value);
   if (text === null) return null;
+  const fault = (message: string) => {
+    faults.push({ code: 'settlement_config.rail_endpoint_invalid', field, message });
+    return null;
+  };
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return invalid('settlement_config.rail_endpoint_invalid', field, `${field} is not an absolute URL.`);
+    return fault(`${field} is not an absolute URL.`);
   }
   const loopback = loopbackHosts.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    invalid('settlement_config.rail_endpoint_invalid', field, `${field} must be https (http only to a loopback host).`);
-  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) return fault(`${field} must be https (http only to a loopback host).`);
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    invalid('settlement_config.rail_endpoint_invalid', field, `${field} may not carry credentials, a query or a fragment; put secrets in their own fields.`);
+    return fault(`${field} may not carry credentials, a query or a fragment; put secrets in their own fields.`);
   }
   return url.toString().replace(/\/+$/, '');
-}
-
-function isProfileForEnvironment(profileId: string, environment: Environment): boolean {
-  if (!profileIdPattern.test(profileId)) return false;
-  const isTestProfile = profileId.startsWith('profile_test_') && profileId.length > 'profile_test_'.length;
-  return environment === 'sandbox' ? isTestProfile : !profileId.startsWith('profile_test_');
 }

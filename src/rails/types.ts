@@ -1,11 +1,37 @@
-// The contract between the fund route and the funding rails: what a rail is given, what it issues in a 402, what
-// it reads from a retry, and what it decides. Re-exported by ./index.ts, which is where callers import it from.
+// The contract between the engine and the funding rails: what a rail is given, what it issues in a 402, what it
+// reads from a retry, what it decides, and what it is configured with. Re-exported by ./index.ts (the registry),
+// which is where callers import it from; each rail's folder implements it, and ./definition.ts declares a rail.
 import type { SecretBox } from '../infra/secret-box.ts';
 import { railRetryAfterSecondsDefault } from '../limits.ts';
-import type { RailName, SettlementConfig } from './settlement-config.ts';
 
-// RailName is declared beside the validation of rail lists; it is re-exported here, with the rest of the contract.
-export type { RailName };
+/** A rail's wire name (`x402_usdc_base`, `processor_mpp`): whichever rails the registry (./index.ts) holds. */
+export type RailName = string;
+
+/** What a rail can be asked to do with money. `charge` takes the payment when the intent is funded (the 402
+ * handshake); `payout` (escrow to the payee on release) and `refund` (escrow back to the payer) carry out a settled
+ * intent's money; `authorize`, `capture` and `void` are a hold taken at funding and captured or released later. A
+ * rail declares the ones it carries out in each environment (RailDefinition.operations). */
+export type RailOperation = 'charge' | 'authorize' | 'capture' | 'void' | 'refund' | 'payout';
+
+/** One configuration value: text (null when not set) or a flag. */
+export type RailSettingValue = string | boolean | null;
+
+/** One rail's public configuration values, by field name (RailDefinition.fields): every field of the rail, text
+ * null when not set, flags false. */
+export type RailSettings = Readonly<Record<string, RailSettingValue>>;
+
+/** A tenant's settlement configuration (docs/rails.md#settlement-configuration), stored per rail. */
+export interface SettlementConfig {
+  /** The rails the tenant funds with, in the order it listed them. */
+  readonly rails: readonly RailName[];
+  /** Each registered rail's public values, by rail name (a rail with nothing set has every field null or false). */
+  readonly settings: Readonly<Record<RailName, RailSettings>>;
+  /** The secret fields a value is stored for (the values themselves never leave storage but through
+   * openRailSecrets, to a live adapter). */
+  readonly secretsSet: readonly string[];
+  /** Set by storage: when the configuration was last written (RFC 3339). */
+  readonly updated_at?: string;
+}
 
 export interface FundingContext {
   readonly tenantId: string;
@@ -88,19 +114,19 @@ export interface RailAdapter {
 
 // ---- Live rails (docs/rails.md#live-rails) ----
 
-/** A tenant's rail secrets, decrypted (src/infra/secret-box.ts seals them at rest). Never logged, never answered,
- * never exported: only a live adapter holds them, to authenticate to its facilitator or processor. */
-export interface RailSecrets {
-  readonly x402_facilitator_api_key: string | null;
-  readonly mpp_processor_secret_key: string | null;
-}
+/** One rail's secrets, decrypted, by field name (src/infra/secret-box.ts seals them at rest); null when none is
+ * stored. Never logged, never answered, never exported: only that rail's live adapter holds them, to authenticate to
+ * its facilitator or processor. */
+export type RailSecrets = Readonly<Record<string, string | null>>;
 
-/** What a live adapter is built with: the tenant's configuration (with its endpoint URL), its secrets, and the
+/** What a live adapter is built with: its rail's configuration values (with its endpoint URL) and secrets, and the
  * deadline of one HTTP call to the rail. */
 export interface LiveRailOptions {
   /** The rail name as the intent carries it (see RailAdapter.settlementRail). */
   readonly settlementRail: string;
-  readonly config: SettlementConfig;
+  /** This rail's values of the tenant's settlement configuration. */
+  readonly settings: RailSettings;
+  /** This rail's secrets, opened. */
   readonly secrets: RailSecrets;
   /** Deadline of one call to the facilitator/processor, in ms (AppOptions.railCallTimeoutMs; default
    * railCallTimeoutMsDefault in src/limits.ts). */
@@ -131,9 +157,12 @@ export interface ClaimedAttempt {
   readonly claimedAt?: Date | undefined;
 }
 
-export type InstructionKind = 'payout' | 'refund';
+/** The operations a settled intent instructs its live rail to carry out. */
+export type InstructionKind = Extract<RailOperation, 'payout' | 'refund'>;
 
-/** A payout (release: escrow to the payee) or refund (escrow back to the payer) the rail is asked to carry out. */
+/** A payout (release: escrow to the payee) or refund (escrow back to the payer) the rail is asked to carry out, for
+ * `amountCents` (today the intent's amount; the request names it so that settling part of an amount needs no new
+ * shape). */
 export interface RailInstructionRequest {
   readonly instructionId: string;
   readonly tenantId: string;
@@ -165,7 +194,8 @@ export interface LiveRailAdapter extends RailAdapter {
    * charging twice (x402: settle is idempotent per authorization nonce; MPP: the same idempotency key). Throws
    * RailUnavailableError when the rail cannot tell now (the claim stays; the sweeper or a retry asks again). */
   resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome>;
-  /** Carries out (or records with the rail) a payout or refund. Throws RailUnavailableError when unreachable. */
+  /** Carries out (or records with the rail) a payout or refund, the operations RailDefinition.operations declares
+   * for live. Throws RailUnavailableError when unreachable. */
   instruct(instruction: RailInstructionRequest): Promise<InstructionOutcome>;
 }
 

@@ -6,6 +6,7 @@ import { recognitionPurposes } from '../signing/index.ts';
 import { checkIdempotencyKey, intentPath, type ClientCore } from './core.ts';
 import { fundPollIntervalMsDefault, fundPollsMaxDefault } from './defaults.ts';
 import { FundingFailedError, FundingPendingError, SvcArgumentError } from './errors.ts';
+import { credentialHeaderValue } from './rails.ts';
 import { jsonObjectOf, type TransportResponse } from './transport.ts';
 import type { FundAnswer, SettlementRail } from './types.ts';
 
@@ -128,7 +129,7 @@ function credentialHeadersOf(supplied: Readonly<Record<string, string>>): Record
     const name = rawName.toLowerCase();
     if (reservedHeaderNames.has(name)) throw new SvcArgumentError(`The credential callback may not set ${name}.`);
     if (typeof value !== 'string' || value.trim() === '' || /[\r\n]/.test(value)) throw new SvcArgumentError(`The credential header ${name} must be a non-empty single-line string.`);
-    headers[name] = name === 'x-svc-payment-authorization' && !/^Payment /i.test(value.trim()) ? `Payment ${value.trim()}` : value.trim();
+    headers[name] = credentialHeaderValue(name, value);
   }
   return headers;
 }

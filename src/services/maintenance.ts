@@ -18,7 +18,8 @@ import {
 import type { Database, Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { expireIntents } from '../engine/expire.ts';
-import { liveAdapterFor, RailUnavailableError, resolveRailName, type InstructionOutcome, type RailRuntime } from '../rails/index.ts';
+import { liveAdapterFor, railCarriesOut, RailUnavailableError, resolveRailName, type InstructionOutcome, type RailRuntime } from '../rails/index.ts';
+import { settingsOf } from '../rails/settings.ts';
 
 /** Any fixed number: replicas agree on it, and it differs from the migration lock. Whoever holds it (a pass in
  * another replica, or a test keeping the sweeper out of its way) makes the other passes do nothing. */
@@ -131,27 +132,7 @@ async function runInstruction(database: Database, runtime: RailRuntime, instruct
   let outcome: InstructionOutcome;
   let lastError: string | null = null;
   try {
-    const config = await database.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
-    const rail = resolveRailName(instruction.rail);
-    const adapter = rail && config
-      ? await liveAdapterFor(rail, { settlementRail: instruction.rail, config, secrets: openSecretsForSweep(runtime, tenantId, config, rail), callTimeoutMs: runtime.callTimeoutMs })
-      : undefined;
-    if (!adapter) {
-      outcome = { status: 'pending', reference: null };
-      lastError = `no live ${instruction.rail} connection is configured for this tenant`;
-    } else {
-      outcome = await adapter.instruct({
-        instructionId,
-        tenantId,
-        intentId: instruction.intentId,
-        kind: instruction.kind,
-        amountCents: instruction.amountCents,
-        currency: instruction.currency,
-        fundingReference: instruction.fundingReference,
-        fundingDetails: instruction.fundingDetails,
-        attempts: instruction.attempts,
-      });
-    }
+    outcome = await instructRail(database, runtime, instruction);
   } catch (error) {
     if (!(error instanceof RailUnavailableError)) throw error;
     outcome = { status: 'pending', reference: null };
@@ -170,6 +151,37 @@ async function runInstruction(database: Database, runtime: RailRuntime, instruct
     }),
   );
   return status;
+}
+
+/** Asks the instruction's rail to carry it out. A rail that cannot be reached (or no live connection for it) throws
+ * RailUnavailableError, retried on later passes; an instruction its rail does not carry out is the operator's. */
+async function instructRail(database: Database, runtime: RailRuntime, instruction: RailInstruction): Promise<InstructionOutcome> {
+  const { tenantId } = instruction;
+  const rail = resolveRailName(instruction.rail);
+  if (rail && !railCarriesOut(rail, 'live', instruction.kind)) {
+    return { status: 'failed', error: `The ${rail} rail does not carry out a ${instruction.kind}; carry it out by hand and record it done.` };
+  }
+  const config = await database.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
+  const adapter = rail && config
+    ? await liveAdapterFor(rail, {
+      settlementRail: instruction.rail,
+      settings: settingsOf(config, rail),
+      secrets: openSecretsForSweep(runtime, tenantId, config, rail)[rail] ?? {},
+      callTimeoutMs: runtime.callTimeoutMs,
+    })
+    : undefined;
+  if (!adapter) throw new RailUnavailableError(instruction.rail, `no live ${instruction.rail} connection is configured for this tenant`);
+  return adapter.instruct({
+    instructionId: instruction.instructionId,
+    tenantId,
+    intentId: instruction.intentId,
+    kind: instruction.kind,
+    amountCents: instruction.amountCents,
+    currency: instruction.currency,
+    fundingReference: instruction.fundingReference,
+    fundingDetails: instruction.fundingDetails,
+    attempts: instruction.attempts,
+  });
 }
 
 /** A tenant's secrets for the sweep; a deployment that cannot open them is retried like an unreachable rail. */

@@ -5,9 +5,8 @@
 // that the static examples still have the shape of what the server answers.
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
-import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxMppTokens } from '../../src/rails/mpp.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxMppAuthorization, sandboxMppTokens } from '../../src/rails/mpp/wire.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { bearer, createTestTenant } from '../helpers/app.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
 

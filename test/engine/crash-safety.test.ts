@@ -3,8 +3,7 @@
 // funded once and settled once, and `svc ledger verify` passes.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { call, type HttpAnswer } from '../helpers/http-client.ts';

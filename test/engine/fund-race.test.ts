@@ -6,9 +6,8 @@ import { it, expect } from 'vitest';
 import { buildTestApp, createTestTenant, LogCapture, bearer } from '../helpers/app.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody } from '../helpers/intents.ts';
-import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxMppTokens } from '../../src/rails/mpp.ts';
+import { sandboxMppAuthorization, sandboxMppTokens } from '../../src/rails/mpp/wire.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 
 it('concurrent unkeyed fund requests fund once, never deadlock, never 500', async () => {
   const database = await createTestDatabase();

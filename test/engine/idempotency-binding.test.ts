@@ -5,8 +5,7 @@
 // header, so the handshake's requests all share their fingerprint.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody } from '../helpers/intents.ts';

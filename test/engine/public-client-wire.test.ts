@@ -5,8 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { createRecognitionProof, recognitionPurposes } from '../../src/signing/recognition.ts';
 import { buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';

@@ -4,8 +4,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
 import { artifactsDigest, jsonDigestBlake3 } from '../../src/signing/digests.ts';
 import { bytesToHex } from '../../src/signing/encoding.ts';

@@ -5,8 +5,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxX402PaymentSignature, type SandboxX402Options } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { type SandboxX402Options, sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { bearer, buildTestApp, createTestTenant, LogCapture, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody } from '../helpers/intents.ts';

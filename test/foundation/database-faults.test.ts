@@ -7,8 +7,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { revocationListenerApplicationName } from '../../src/plugins/authenticator.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { adminUrl, createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { call, type HttpAnswer } from '../helpers/http-client.ts';

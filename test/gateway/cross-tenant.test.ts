@@ -3,8 +3,7 @@
 // none of A's data. A route without a case here fails the test, so no route can be added unswept.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { createRecognitionProof } from '../../src/signing/recognition.ts';
 import { signArtifact } from '../../src/signing/artifacts.ts';

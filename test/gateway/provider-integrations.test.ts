@@ -4,7 +4,7 @@
 // credential and role are still checked first.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { railNames } from '../../src/rails/index.ts';
+import { registeredRails } from '../../src/rails/index.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -45,7 +45,7 @@ describe('provider integrations this service does not run', () => {
           ...('payload' in call ? { payload: call.payload } : {}),
         });
         expect(response.statusCode, `${call.method} ${call.url} as ${role}`).toBe(422);
-        expect(response.json().error).toMatchObject({ code: 'integration.not_supported', details: { provider: call.provider, supported_rails: [...railNames] } });
+        expect(response.json().error).toMatchObject({ code: 'integration.not_supported', details: { provider: call.provider, supported_rails: registeredRails().map((rail) => rail.name) } });
       }
     }
   });

@@ -145,8 +145,14 @@ describe('settlement configuration', () => {
       await client.query(`SELECT set_config('app.tenant_id', $1, true)`, [sandbox.tenantId]);
       const { rows } = await client.query('SELECT tenant_id FROM settlement_configs');
       expect(rows.map((row) => row.tenant_id)).toEqual([sandbox.tenantId]);
+      await client.query('SAVEPOINT before_write');
       await expect(
-        client.query(`INSERT INTO settlement_configs (tenant_id, rails, x402_address) VALUES ($1, ARRAY['x402_usdc_base'], $2)`, [other.tenantId, address]),
+        client.query(`INSERT INTO settlement_configs (tenant_id, rails, rail_settings) VALUES ($1, ARRAY['x402_usdc_base'], $2)`, [other.tenantId, { x402_usdc_base: { x402_address: address } }]),
+      ).rejects.toThrow(/row-level security/);
+      // The rails' sealed secrets, stored per rail, are under the same rule.
+      await client.query('ROLLBACK TO SAVEPOINT before_write');
+      await expect(
+        client.query(`INSERT INTO settlement_rail_secrets (tenant_id, rail, field, sealed) VALUES ($1, 'x402_usdc_base', 'x402_facilitator_api_key', $2)`, [other.tenantId, Buffer.alloc(40)]),
       ).rejects.toThrow(/row-level security/);
       await client.query('ROLLBACK');
     } finally {

@@ -3,9 +3,8 @@
 // the answer.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sandboxMppTokens } from '../../src/rails/mpp.ts';
-import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxMppAuthorization, sandboxMppTokens } from '../../src/rails/mpp/wire.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody } from '../helpers/intents.ts';

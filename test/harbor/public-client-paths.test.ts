@@ -4,9 +4,8 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageSizeMax } from '../../src/limits.ts';
-import { sandboxMppTokens } from '../../src/rails/mpp.ts';
-import { parseWwwAuthenticate, sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { parseWwwAuthenticate, sandboxMppAuthorization, sandboxMppTokens } from '../../src/rails/mpp/wire.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { bearer, buildTestApp, createTestTenant, LogCapture, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody, type CreateOptions } from '../helpers/intents.ts';

@@ -8,6 +8,7 @@ import type { Role } from '../../src/credentials/roles.ts';
 import { Database } from '../../src/infra/database.ts';
 import { ephemeralKeyring, type GatewayKeyring } from '../../src/infra/gateway-keys.ts';
 import { createLogger } from '../../src/infra/logging.ts';
+import { railRedactedPaths } from '../../src/rails/index.ts';
 import { createFastify } from '../../src/server-options.ts';
 import { issueApiKey } from '../../src/services/api-key-service.ts';
 import { createTenant } from '../../src/services/tenant-service.ts';
@@ -35,7 +36,7 @@ export async function buildTestApp(
   /** Other app options (rate limits, say). */
   options: Partial<AppOptions> = {},
 ): Promise<FastifyInstance> {
-  const logger = createLogger(logs ? 'trace' : 'silent', logs);
+  const logger = createLogger(logs ? 'trace' : 'silent', logs, railRedactedPaths());
   const instance = createFastify(logger);
   beforeApp?.(instance);
   // Behind the tests' pooler the revocation listener needs the server directly, as DATABASE_SESSION_URL gives it.

@@ -6,8 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { ledgerAccounts, queueLedgerTransaction } from '../../src/services/ledger-service.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';

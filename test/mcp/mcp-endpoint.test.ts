@@ -9,8 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { createRecognitionProof, recognitionPurposes } from '../../src/signing/recognition.ts';

@@ -14,9 +14,8 @@
 // `npm run soak` (test/model/soak.ts) runs tens of thousands and prints the seed and path to replay a failure.
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { sandboxMppTokens } from '../../src/rails/mpp.ts';
-import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
+import { sandboxMppAuthorization, sandboxMppTokens } from '../../src/rails/mpp/wire.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { party, signedCreateBody, signedEvidenceBody, type Party } from '../helpers/intents.ts';
 
 // ---- the real system, as the commands see it ----

@@ -1,5 +1,5 @@
 // Shared fixtures of the rail unit tests: a funding context and a valid configuration.
-import type { FundingContext, SettlementConfig } from '../../src/rails/index.ts';
+import type { FundingContext, RailSettings, SettlementConfig } from '../../src/rails/index.ts';
 
 export const intentId = '3f1c9a52-7b4e-4d2a-9c61-0a8e5b7d2f10';
 export const nowMs = Date.parse('2026-11-22T12:00:00Z');
@@ -20,13 +20,14 @@ export function fundingContext(overrides: Partial<FundingContext> = {}): Funding
 
 export const liveConfig: SettlementConfig = {
   rails: ['x402_usdc_base', 'processor_mpp'],
-  x402_address: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
-  mpp_profile_id: 'profile_live123',
-  mpp_session_enabled: false,
-  settlement_network_recipient: null,
-  processor_destination: 'acct_1Live',
-  x402_facilitator_url: null,
-  mpp_processor_url: null,
-  x402_facilitator_api_key_set: false,
-  mpp_processor_secret_key_set: false,
+  settings: {
+    x402_usdc_base: { x402_address: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C', x402_facilitator_url: null },
+    processor_mpp: { mpp_profile_id: 'profile_live123', mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: 'acct_1Live', mpp_processor_url: null },
+  },
+  secretsSet: [],
 };
+
+/** `config` with some of one rail's values replaced. */
+export function withSettings(config: SettlementConfig, rail: string, values: RailSettings, rails: readonly string[] = config.rails): SettlementConfig {
+  return { ...config, rails, settings: { ...config.settings, [rail]: { ...config.settings[rail], ...values } } };
+}

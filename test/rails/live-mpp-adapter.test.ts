@@ -3,10 +3,9 @@
 // resolve after a lost answer, the dry call, and payout/refund instructions carried out once.
 import { Challenge, Credential, Receipt } from 'mppx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MppLiveAdapter } from '../../src/rails/mpp-live.ts';
-import { readMppCredential } from '../../src/rails/mpp.ts';
-import { RailOutcomeUnknownError, RailUnavailableError, type FundingContext, type IssuedChallenge } from '../../src/rails/index.ts';
-import type { SettlementConfig } from '../../src/rails/settlement-config.ts';
+import { MppLiveAdapter } from '../../src/rails/mpp/live.ts';
+import { readMppCredential } from '../../src/rails/mpp/protocol.ts';
+import { RailOutcomeUnknownError, RailUnavailableError, type FundingContext, type IssuedChallenge, type RailSettings, type SettlementConfig } from '../../src/rails/index.ts';
 import { startMppProcessor, type MppProcessor } from '../helpers/mpp-processor.ts';
 
 let processor: MppProcessor;
@@ -19,27 +18,27 @@ afterAll(async () => {
   await processor.close();
 });
 
-function liveConfig(overrides: Partial<SettlementConfig> = {}): SettlementConfig {
+/** The MPP rail's values of a live configuration, with `overrides`. */
+function liveSettings(overrides: RailSettings = {}): RailSettings {
   return {
-    rails: ['processor_mpp'],
-    x402_address: null,
     mpp_profile_id: 'profile_live123',
     mpp_session_enabled: false,
     settlement_network_recipient: null,
     processor_destination: destination,
-    x402_facilitator_url: null,
     mpp_processor_url: processor.url,
-    x402_facilitator_api_key_set: false,
-    mpp_processor_secret_key_set: true,
     ...overrides,
   };
 }
 
-function adapterFor(options: { config?: Partial<SettlementConfig>; secretKey?: string | null; callTimeoutMs?: number } = {}): MppLiveAdapter {
+function liveConfig(): SettlementConfig {
+  return { rails: ['processor_mpp'], settings: { processor_mpp: liveSettings() }, secretsSet: ['mpp_processor_secret_key'] };
+}
+
+function adapterFor(options: { settings?: RailSettings; secretKey?: string | null; callTimeoutMs?: number } = {}): MppLiveAdapter {
   return new MppLiveAdapter({
     settlementRail: 'processor_mpp',
-    config: liveConfig(options.config),
-    secrets: { x402_facilitator_api_key: null, mpp_processor_secret_key: options.secretKey === undefined ? processor.secretKey : options.secretKey },
+    settings: liveSettings(options.settings),
+    secrets: { mpp_processor_secret_key: options.secretKey === undefined ? processor.secretKey : options.secretKey },
     callTimeoutMs: options.callTimeoutMs ?? 500,
   });
 }
@@ -153,7 +152,7 @@ describe('MPP live adapter', () => {
     const error = await adapter.authorize(context, credentialFor(issued, 'spt_error_adapter'), issued.stored).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RailUnavailableError);
     expect(error).not.toBeInstanceOf(RailOutcomeUnknownError);
-    const unreachable = adapterFor({ config: { mpp_processor_url: 'http://127.0.0.1:9' } });
+    const unreachable = adapterFor({ settings: { mpp_processor_url: 'http://127.0.0.1:9' } });
     const refused = await unreachable.authorize(context, credentialFor(issued, 'spt_success_unreached'), issued.stored).catch((caught: unknown) => caught);
     expect(refused).toBeInstanceOf(RailUnavailableError);
     expect(refused).not.toBeInstanceOf(RailOutcomeUnknownError);
@@ -187,7 +186,7 @@ describe('MPP live adapter', () => {
     expect(await adapter.resolve(context, { challenge: unsent.stored, credential: unsentCredential.data, digest: unsentCredential.digest, reference: null })).toMatchObject({ status: 'succeeded' });
     expect(processor.paymentsFor('spt_success_unsent')).toHaveLength(1);
     // A processor that cannot answer: the outcome stays unknown (the claim stays).
-    const down = adapterFor({ config: { mpp_processor_url: 'http://127.0.0.1:9' } });
+    const down = adapterFor({ settings: { mpp_processor_url: 'http://127.0.0.1:9' } });
     await expect(down.resolve(context, { challenge: issued.stored, credential: credential.data, digest: credential.digest, reference: null })).rejects.toBeInstanceOf(RailOutcomeUnknownError);
   });
 
@@ -196,8 +195,8 @@ describe('MPP live adapter', () => {
     // A refusal is not transient (400); an unreachable processor is (503).
     expect(await adapterFor({ secretKey: 'sk_test_wrong' }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_secret_key', transient: false });
     expect(await adapterFor({ secretKey: null }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_secret_key', transient: false });
-    expect(await adapterFor({ config: { mpp_processor_url: 'http://127.0.0.1:9' } }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_url', transient: true });
-    expect(await adapterFor({ config: { processor_destination: 'acct_unknown' } }).probe()).toMatchObject({ ok: false, field: 'processor_destination', transient: false });
+    expect(await adapterFor({ settings: { mpp_processor_url: 'http://127.0.0.1:9' } }).probe()).toMatchObject({ ok: false, field: 'mpp_processor_url', transient: true });
+    expect(await adapterFor({ settings: { processor_destination: 'acct_unknown' } }).probe()).toMatchObject({ ok: false, field: 'processor_destination', transient: false });
     const wrong = await adapterFor({ secretKey: 'sk_test_wrong_and_secret' }).probe();
     expect(JSON.stringify(wrong)).not.toContain('sk_test_wrong_and_secret');
   });
@@ -229,7 +228,7 @@ describe('MPP live adapter', () => {
 
     // Refused by the processor: final. Unreachable: thrown, for the sweeper to retry.
     expect(await adapter.instruct({ ...refund, instructionId: 'ins_refund_2' })).toMatchObject({ status: 'failed' });
-    const down = adapterFor({ config: { mpp_processor_url: 'http://127.0.0.1:9' } });
+    const down = adapterFor({ settings: { mpp_processor_url: 'http://127.0.0.1:9' } });
     await expect(down.instruct({ ...refund, instructionId: 'ins_refund_3' })).rejects.toBeInstanceOf(RailUnavailableError);
   });
 });

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
-import { x402Networks } from '../../src/rails/x402.ts';
+import { x402Networks } from '../../src/rails/x402/protocol.ts';
 import { bearer, buildTestApp, LogCapture } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { signX402Payment, startX402Facilitator, testAccount, type X402Facilitator } from '../helpers/x402-facilitator.ts';
@@ -288,7 +288,8 @@ describe('the live settlement configuration', () => {
     const read = seen(await app.inject({ method: 'GET', url: '/v1/admin/settlement/config', headers: bearer(live.tenant.adminKey) }));
     expect(read.json()).toMatchObject({ environment: 'live', x402_facilitator_url: facilitator.url, x402_facilitator_api_key_set: true, mpp_processor_secret_key_set: false });
     expect(read.json()).not.toHaveProperty('x402_facilitator_api_key');
-    const stored = await db.system(async (tx) => (await tx.query('SELECT x402_facilitator_api_key_sealed AS sealed FROM settlement_configs WHERE tenant_id = $1', [live.tenant.tenantId])).rows[0]);
+    const stored = await db.system(async (tx) => (await tx.query(
+      `SELECT sealed FROM settlement_rail_secrets WHERE tenant_id = $1 AND rail = 'x402_usdc_base' AND field = 'x402_facilitator_api_key'`, [live.tenant.tenantId])).rows[0]);
     expect(Buffer.from(stored!.sealed).toString('latin1')).not.toContain(apiKey);
 
     const kept = seen(await live.configure({ rails: ['x402_usdc_base'], x402_address: payTo, x402_facilitator_url: facilitator.url }));

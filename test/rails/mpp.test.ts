@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { mppChallengeLifetimeMs } from '../../src/limits.ts';
 import { railAdapterFor, type IssuedChallenge, type PresentedCredential } from '../../src/rails/index.ts';
-import { parseWwwAuthenticate, sandboxMppAuthorization } from '../../src/rails/sandbox-credentials.ts';
+import { parseWwwAuthenticate, sandboxMppAuthorization } from '../../src/rails/mpp/wire.ts';
 import { fundingContext, nowMs } from './fixtures.ts';
 
 const adapter = await railAdapterFor('processor_mpp', { environment: 'sandbox', config: undefined, currency: 'usd' });
@@ -47,8 +47,7 @@ describe('MPP challenge', () => {
 
   it('names the configured profile as recipient, in JCS key order', () => {
     const issued = adapter.issueChallenge(fundingContext({
-      config: { rails: ['processor_mpp'], x402_address: null, mpp_profile_id: 'profile_test_abc', mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: 'acct_1',
-        x402_facilitator_url: null, mpp_processor_url: null, x402_facilitator_api_key_set: false, mpp_processor_secret_key_set: false },
+      config: { rails: ['processor_mpp'], settings: { processor_mpp: { mpp_profile_id: 'profile_test_abc', mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: 'acct_1', mpp_processor_url: null } }, secretsSet: [] },
     }));
     const request = parseWwwAuthenticate(challengeHeader(issued))[0]!.params['request']!;
     expect(Buffer.from(request, 'base64url').toString('utf8')).toBe('{"amount":"1250","currency":"usd","recipient":"profile_test_abc"}');

@@ -1,9 +1,9 @@
 // railAdapterFor: which rail names we run, which currencies they carry, and that live fakes nothing.
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { railAdapterFor, railNames, resolveRailName, type SettlementConfig } from '../../src/rails/index.ts';
-import { X402LiveAdapter } from '../../src/rails/x402-live.ts';
-import { fundingContext, liveConfig } from './fixtures.ts';
+import { railAdapterFor, registeredRails, resolveRailName } from '../../src/rails/index.ts';
+import { X402LiveAdapter } from '../../src/rails/x402/live.ts';
+import { fundingContext, liveConfig, withSettings } from './fixtures.ts';
 
 async function refusal(run: () => Promise<unknown>): Promise<ServiceError> {
   try {
@@ -17,7 +17,7 @@ async function refusal(run: () => Promise<unknown>): Promise<ServiceError> {
 
 describe('railAdapterFor', () => {
   it('gives sandbox tenants a simulator for each of our rails, configured or not', async () => {
-    for (const rail of railNames) {
+    for (const { name: rail } of registeredRails()) {
       expect((await railAdapterFor(rail, { environment: 'sandbox', config: undefined, currency: 'usd' })).rail).toBe(rail);
       expect((await railAdapterFor(rail, { environment: 'sandbox', config: liveConfig, currency: 'usd' })).rail).toBe(rail);
     }
@@ -51,14 +51,14 @@ describe('railAdapterFor', () => {
   it('refuses live funding without configuration, naming what is missing', async () => {
     const x402 = await refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config: undefined, currency: 'usd' }));
     expect(x402).toMatchObject({ code: 'funding.rail_not_configured', statusCode: 422, details: { missing_fields: ['rails', 'x402_address'] } });
-    const partial: SettlementConfig = { ...liveConfig, rails: ['processor_mpp'], mpp_profile_id: 'profile_live1', processor_destination: null };
+    const partial = withSettings(liveConfig, 'processor_mpp', { mpp_profile_id: 'profile_live1', processor_destination: null }, ['processor_mpp']);
     const mpp = await refusal(() => railAdapterFor('processor_mpp', { environment: 'live', config: partial, currency: 'usd' }));
     expect(mpp).toMatchObject({ code: 'funding.rail_not_configured', details: { missing_fields: ['processor_destination', 'mpp_processor_url'] } });
   });
 
   it('gives the live x402 adapter for a configuration with a facilitator endpoint, given the live access', async () => {
-    const config: SettlementConfig = { ...liveConfig, x402_facilitator_url: 'https://facilitator.example.com' };
-    const access = { secrets: { x402_facilitator_api_key: null, mpp_processor_secret_key: null }, callTimeoutMs: 1_000 };
+    const config = withSettings(liveConfig, 'x402_usdc_base', { x402_facilitator_url: 'https://facilitator.example.com' });
+    const access = { secrets: {}, callTimeoutMs: 1_000 };
     expect((await railAdapterFor('x402_usdc_base', { environment: 'live', config, currency: 'usd' }, access))).toBeInstanceOf(X402LiveAdapter);
     // Without the live access (the deployment's secrets), nothing is faked either.
     expect((await refusal(() => railAdapterFor('x402_usdc_base', { environment: 'live', config, currency: 'usd' }))).code).toBe('funding.rail_not_configured');
@@ -74,7 +74,7 @@ describe('railAdapterFor', () => {
   });
 
   it("refuses a sandbox rail that the tenant's configuration leaves out", async () => {
-    const onlyX402: SettlementConfig = { ...liveConfig, rails: ['x402_usdc_base'] };
+    const onlyX402 = { ...liveConfig, rails: ['x402_usdc_base'] };
     const error = await refusal(() => railAdapterFor('processor_mpp', { environment: 'sandbox', config: onlyX402, currency: 'usd' }));
     expect(error).toMatchObject({ code: 'funding.rail_not_configured', details: { missing_fields: ['rails'] } });
   });

@@ -27,18 +27,19 @@ function codeOf(body: SettlementConfigBody, environment: 'sandbox' | 'live' = 's
 }
 
 describe('validateSettlementConfig', () => {
-  it('normalizes a valid sandbox configuration: absent fields null, session off', () => {
+  it('normalizes a valid sandbox configuration per rail: absent fields null, session off, no secret', () => {
     expect(validateSettlementConfig(sandboxBody, 'sandbox')).toEqual({
       rails: ['x402_usdc_base', 'processor_mpp'],
-      x402_address: address,
-      mpp_profile_id: 'profile_test_abc123',
-      mpp_session_enabled: false,
-      settlement_network_recipient: null,
-      processor_destination: 'acct_1Sandbox',
-      x402_facilitator_url: null,
-      mpp_processor_url: null,
-      x402_facilitator_api_key_set: false,
-      mpp_processor_secret_key_set: false,
+      settings: {
+        x402_usdc_base: { x402_address: address, x402_facilitator_url: null },
+        processor_mpp: {
+          mpp_profile_id: 'profile_test_abc123',
+          mpp_session_enabled: false,
+          settlement_network_recipient: null,
+          processor_destination: 'acct_1Sandbox',
+          mpp_processor_url: null,
+        },
+      },
     });
   });
 
@@ -95,6 +96,26 @@ describe('validateSettlementConfig', () => {
   it('checks the cases in the spec order', () => {
     expect(codeOf({ rails: ['processor_mpp', 'nope'], mpp_session_enabled: true })).toBe('settlement_config.invalid_rail_combination');
     expect(codeOf({ rails: ['processor_mpp', 'x402_usdc_base'], mpp_session_enabled: true })).toBe('settlement_config.processor_destination_required');
+    // Each rule broken at once, then one fixed at a time: the next in the spec's order answers, whichever rail it is.
+    const broken: SettlementConfigBody = {
+      rails: ['x402_usdc_base', 'processor_mpp'], x402_address: '0x12', mpp_profile_id: 'profile_live1', mpp_session_enabled: true,
+      x402_facilitator_url: 'ftp://facilitator.example.com', mpp_processor_url: 'http://processor.example.com',
+    };
+    const fixes: [SettlementConfigBody, string][] = [
+      [broken, 'settlement_config.processor_destination_required'],
+      [{ ...broken, processor_destination: 'acct_1' }, 'settlement_config.x402_address_invalid'],
+      [{ ...broken, processor_destination: 'acct_1', x402_address: address }, 'settlement_config.mpp_profile_invalid'],
+      [{ ...broken, processor_destination: 'acct_1', x402_address: address, mpp_profile_id: 'profile_test_1' }, 'settlement_config.settlement_recipient_required'],
+      [{ ...broken, processor_destination: 'acct_1', x402_address: address, mpp_profile_id: 'profile_test_1', mpp_session_enabled: false }, 'settlement_config.rail_endpoint_invalid'],
+    ];
+    for (const [body, code] of fixes) expect(codeOf(body)).toBe(code);
+    // Two endpoints at fault: the first rail's is named.
+    try {
+      validateSettlementConfig({ ...fixes.at(-1)![0] }, 'sandbox');
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ServiceError).details).toEqual({ field: 'x402_facilitator_url' });
+    }
   });
 });
 

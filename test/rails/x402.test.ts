@@ -4,9 +4,10 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/
 import { parsePaymentRequired } from '@x402/core/schemas';
 import { describe, expect, it } from 'vitest';
 import { railAdapterFor, type FundingContext, type IssuedChallenge, type PresentedCredential } from '../../src/rails/index.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { canonicalJson } from '../../src/signing/canonical-json.ts';
-import { buildX402PaymentRequired, sandboxX402Payers, sandboxX402PayTo, usdcBaseUnits, X402SandboxAdapter } from '../../src/rails/x402.ts';
+import { buildX402PaymentRequired, sandboxX402PayTo, usdcBaseUnits } from '../../src/rails/x402/protocol.ts';
+import { X402SandboxAdapter } from '../../src/rails/x402/sandbox.ts';
 import { x402ValidBeforeMarginSeconds } from '../../src/limits.ts';
 import { fundingContext, intentId, liveConfig } from './fixtures.ts';
 
@@ -66,13 +67,14 @@ describe('x402 challenge', () => {
 
   it('pays to the configured x402_address, and uses Base mainnet and its USDC in live', () => {
     const sandbox = adapter.issueChallenge(fundingContext({ config: liveConfig }));
-    expect(decodePaymentRequiredHeader(challengeHeader(sandbox)).accepts[0]!.payTo).toBe(liveConfig.x402_address);
+    const address = liveConfig.settings['x402_usdc_base']!['x402_address'];
+    expect(decodePaymentRequiredHeader(challengeHeader(sandbox)).accepts[0]!.payTo).toBe(address);
     const { paymentRequired } = buildX402PaymentRequired(fundingContext({ environment: 'live', config: liveConfig }), 'n');
     expect(paymentRequired.accepts[0]).toMatchObject({
       network: 'eip155:8453',
       asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
       extra: { name: 'USD Coin', version: '2' },
-      payTo: liveConfig.x402_address,
+      payTo: address,
     });
   });
 

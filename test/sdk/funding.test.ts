@@ -11,8 +11,8 @@ import {
   TenantBindingError,
   type FundChallenge,
 } from '../../src/sdk/index.ts';
-import { sandboxMppTokens as railMppTokens } from '../../src/rails/mpp.ts';
-import { sandboxX402Payers as railX402Payers } from '../../src/rails/x402.ts';
+import { sandboxMppTokens as railMppTokens } from '../../src/rails/mpp/wire.ts';
+import { sandboxX402Payers as railX402Payers } from '../../src/rails/x402/wire.ts';
 import { sandboxMppTokens, sandboxX402Payers } from '../../src/sdk/index.ts';
 import { decodeRecognitionProofHeader } from '../../src/signing/index.ts';
 import { intentIdFixture, json, openScriptedClient, principalAnswer, startScriptedServer, type ScriptedAnswer, type ScriptedServer } from './support.ts';

@@ -4,8 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
-import { sandboxX402Payers } from '../../src/rails/x402.ts';
-import { sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
+import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { StandingReceiptCache } from '../../src/services/standing-service.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';

@@ -5,8 +5,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../../errors/service-error.ts';
-import { headerArguments, type HeaderArgument } from './tools.ts';
+import { registeredRails } from '../../rails/index.ts';
 import type { ResolvedTool } from './resolved-tools.ts';
+import type { HeaderArgumentSpec } from './tools.ts';
 
 type Arguments = Record<string, unknown>;
 
@@ -32,7 +33,7 @@ export function toolRequest(tool: ResolvedTool, args: Arguments, authorization: 
     const text = query.toString();
     return { url: text === '' ? tool.path : `${tool.path}?${text}`, headers, payload: undefined };
   }
-  const known = new Set<string>([...tool.pathParameters, ...(tool.headers ?? []), ...tool.bodyFieldArguments, ...(tool.method === 'POST' && tool.routeBodySchema ? ['body'] : [])]);
+  const known = new Set<string>([...tool.pathParameters, ...tool.headers, ...tool.bodyFieldArguments, ...(tool.method === 'POST' && tool.routeBodySchema ? ['body'] : [])]);
   for (const name of Object.keys(args)) if (!known.has(name)) throw invalidArgument(name, 'is not an argument of this tool');
   let url = tool.path;
   for (const name of tool.pathParameters) {
@@ -40,10 +41,10 @@ export function toolRequest(tool: ResolvedTool, args: Arguments, authorization: 
     if (typeof value !== 'string' || value === '') throw invalidArgument(name, 'is required, as a string');
     url = url.replace(`:${name}`, encodeURIComponent(value));
   }
-  for (const name of tool.headers ?? []) {
+  for (const [name, argument] of Object.entries(tool.headerArguments)) {
     const value = args[name];
     if (value === undefined) continue;
-    headers[headerArguments[name as HeaderArgument].header] = headerValueOf(name as HeaderArgument, value);
+    headers[argument.header] = headerValueOf(name, argument, value);
   }
   if (tool.method === 'GET') return { url, headers, payload: undefined };
   // Serialized once, here: the recognition proof and the idempotency fingerprint bind exactly these bytes. A route
@@ -53,9 +54,9 @@ export function toolRequest(tool: ResolvedTool, args: Arguments, authorization: 
 
 /** A header argument's value: its text, or for a header that encodes a JSON object (a recognition proof), the
  * object as base64url of its JSON, as the public client encodes it. */
-function headerValueOf(name: HeaderArgument, value: unknown): string {
+function headerValueOf(name: string, argument: HeaderArgumentSpec, value: unknown): string {
   if (typeof value === 'string') return value;
-  const takesObject = 'takesObject' in headerArguments[name];
+  const takesObject = argument.takesObject === true;
   if (takesObject && typeof value === 'object' && value !== null && !Array.isArray(value)) return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
   throw invalidArgument(name, takesObject ? 'must be a string or a JSON object' : 'must be a string');
 }
@@ -91,7 +92,7 @@ export async function dispatchTool(app: FastifyInstance, tool: ResolvedTool, arg
   if (envelope) return toolError(envelope);
   if (response.statusCode === 402) {
     const challenge: Record<string, string> = {};
-    for (const name of ['payment-required', 'www-authenticate']) {
+    for (const name of railChallengeHeaderNames()) {
       const value = response.headers[name];
       if (typeof value === 'string') challenge[name] = value;
     }
@@ -102,6 +103,11 @@ export async function dispatchTool(app: FastifyInstance, tool: ResolvedTool, arg
     throw new Error(`${tool.method} ${tool.path} answered ${response.statusCode} without a JSON object or an error envelope`);
   }
   return toolSuccess(response.statusCode === 202 ? { ...body, http_status: 202 } : (body as Record<string, unknown>));
+}
+
+/** The headers a 402 may carry its challenge in: every registered rail's, as the response names them (lowercase). */
+function railChallengeHeaderNames(): string[] {
+  return registeredRails().flatMap((rail) => rail.challengeHeaders.map((header) => header.name.toLowerCase()));
 }
 
 function parseJson(text: string): unknown {

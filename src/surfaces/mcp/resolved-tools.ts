@@ -3,10 +3,14 @@
 import type { Principal } from '../../credentials/principal.ts';
 import type { Role } from '../../credentials/roles.ts';
 import { scopeGranted } from '../../credentials/mcp-scopes.ts';
+import { registeredRails } from '../../rails/index.ts';
 import type { RouteContract } from './route-contracts.ts';
-import { headerArguments, toolDefinitions, type ToolDefinition } from './tools.ts';
+import { headerArguments, toolDefinitions, type HeaderArgumentSpec, type ToolDefinition } from './tools.ts';
 
-export interface ResolvedTool extends ToolDefinition {
+export interface ResolvedTool extends Omit<ToolDefinition, 'headers'> {
+  /** The header fields the tool takes, by argument name: its own, then the rails' credentials if it takes them. */
+  readonly headers: readonly string[];
+  readonly headerArguments: Readonly<Record<string, HeaderArgumentSpec>>;
   /** The JSON schema an MCP host sees; for `body` and `query` tools, the route's schema object itself. */
   readonly inputSchema: Record<string, unknown>;
   /** The route's body schema (the same object the route validates with), when the tool sends a body. */
@@ -21,9 +25,23 @@ export interface ResolvedTool extends ToolDefinition {
 
 const pathParameterPattern = /:([a-z_]+)/g;
 
+/** Each registered rail's credential headers, by the argument name the rail declares for them. */
+function railCredentialArguments(): Record<string, HeaderArgumentSpec> {
+  return Object.fromEntries(registeredRails().flatMap((rail) =>
+    rail.credentialHeaders.map((header) => [header.toolArgument, { header: header.name, description: header.toolDescription }])));
+}
+
+/** The header arguments a tool takes: the ones it names, and the rails' credentials when it takes them. */
+function headerArgumentsOf(tool: ToolDefinition): Record<string, HeaderArgumentSpec> {
+  const own: Record<string, HeaderArgumentSpec> = Object.fromEntries((tool.headers ?? []).map((name) => [name, headerArguments[name]]));
+  return tool.railCredentials ? { ...own, ...railCredentialArguments() } : own;
+}
+
 /** Resolves every tool against the routes; a tool whose route is missing or unscoped is a programmer error. */
 export function resolveTools(contracts: ReadonlyMap<string, RouteContract>): ResolvedTool[] {
   return toolDefinitions.map((tool) => {
+    const toolHeaderArguments = headerArgumentsOf(tool);
+    const headers = Object.keys(toolHeaderArguments);
     const contract = contracts.get(`${tool.method} ${tool.path}`);
     if (!contract) throw new Error(`MCP tool ${tool.name} calls ${tool.method} ${tool.path}, which is not a route`);
     const { access } = contract;
@@ -34,13 +52,15 @@ export function resolveTools(contracts: ReadonlyMap<string, RouteContract>): Res
     const pathParameters = [...tool.path.matchAll(pathParameterPattern)].map((match) => match[1]!);
     const bodyFieldArguments = tool.bodyFieldsAsArguments ? Object.keys(bodyPropertiesOf(tool, routeBodySchema)) : [];
     for (const name of bodyFieldArguments) {
-      if (name === 'body' || pathParameters.includes(name) || (tool.headers ?? []).includes(name as never)) {
+      if (name === 'body' || pathParameters.includes(name) || headers.includes(name)) {
         throw new Error(`MCP tool ${tool.name}: the body field ${name} would shadow another argument`);
       }
     }
     return {
       ...tool,
-      inputSchema: inputSchemaOf(tool, contract, routeBodySchema, pathParameters),
+      headers,
+      headerArguments: toolHeaderArguments,
+      inputSchema: inputSchemaOf(tool, toolHeaderArguments, contract, routeBodySchema, pathParameters),
       routeBodySchema,
       bodyFieldArguments,
       pathParameters,
@@ -50,7 +70,13 @@ export function resolveTools(contracts: ReadonlyMap<string, RouteContract>): Res
   });
 }
 
-function inputSchemaOf(tool: ToolDefinition, contract: RouteContract, bodySchema: object | undefined, pathParameters: readonly string[]): Record<string, unknown> {
+function inputSchemaOf(
+  tool: ToolDefinition,
+  toolHeaderArguments: Readonly<Record<string, HeaderArgumentSpec>>,
+  contract: RouteContract,
+  bodySchema: object | undefined,
+  pathParameters: readonly string[],
+): Record<string, unknown> {
   if (tool.input === 'body') {
     if (!bodySchema) throw new Error(`MCP tool ${tool.name} takes the body of ${tool.path}, which registers no body schema`);
     return bodySchema as Record<string, unknown>;
@@ -63,9 +89,8 @@ function inputSchemaOf(tool: ToolDefinition, contract: RouteContract, bodySchema
   const parameterSchemas = (contract.schema?.params as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
   const properties: Record<string, unknown> = {};
   for (const name of pathParameters) properties[name] = parameterSchemas[name] ?? { type: 'string' };
-  for (const name of tool.headers ?? []) {
-    const argument = headerArguments[name];
-    properties[name] = 'takesObject' in argument
+  for (const [name, argument] of Object.entries(toolHeaderArguments)) {
+    properties[name] = argument.takesObject
       ? { anyOf: [{ type: 'string', minLength: 1 }, { type: 'object' }], description: argument.description }
       : { type: 'string', minLength: 1, description: argument.description };
   }

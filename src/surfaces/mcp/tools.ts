@@ -3,8 +3,6 @@
 import { sandboxEvidenceBody } from '../gateway/routes/sandbox-guardrails.ts';
 import { confirmBody } from '../harbor/routes/settlement.ts';
 import { recognitionProofHeaderName } from '../../signing/recognition.ts';
-import { mppCredentialHeaderName } from '../../rails/mpp.ts';
-import { x402CredentialHeaderName } from '../../rails/x402.ts';
 
 /**
  * How a tool's arguments become the request:
@@ -15,9 +13,17 @@ import { x402CredentialHeaderName } from '../../rails/x402.ts';
  */
 export type ToolInput = 'body' | 'query' | 'envelope';
 
-/** Header fields an envelope tool may take, by argument name. A field with `takesObject` may also be given as the
- * JSON object the header encodes (the public client's MCP tools pass a recognition proof so); it is then sent as
+/** A header field an envelope tool takes as an argument of its own. A field with `takesObject` may also be given as
+ * the JSON object the header encodes (the public client's MCP tools pass a recognition proof so); it is then sent as
  * base64url of its JSON, as the client encodes it. */
+export interface HeaderArgumentSpec {
+  readonly header: string;
+  readonly description: string;
+  readonly takesObject?: true;
+}
+
+/** Header fields an envelope tool may take, by argument name; a tool that takes rail credentials also takes each
+ * registered rail's credential headers (src/surfaces/mcp/resolved-tools.ts). */
 export const headerArguments = {
   idempotency_key: { header: 'idempotency-key', description: 'Sent as the Idempotency-Key header.' },
   recognition_proof: {
@@ -25,9 +31,7 @@ export const headerArguments = {
     takesObject: true,
     description: `Sent as the ${recognitionProofHeaderName} header: the agent's recognition proof over this route's method, path and the body bytes (JSON.stringify of the body, or {} without one). The header value, or the proof itself as a JSON object (sent as base64url of its JSON). Required for live tenants.`,
   },
-  payment_signature: { header: x402CredentialHeaderName, description: `x402: the answer to the PAYMENT-REQUIRED challenge, sent as the ${x402CredentialHeaderName} header.` },
-  payment_authorization: { header: mppCredentialHeaderName, description: `MPP: the answer to the WWW-Authenticate challenge, sent as the ${mppCredentialHeaderName} header.` },
-} as const;
+} as const satisfies Record<string, HeaderArgumentSpec>;
 
 export type HeaderArgument = keyof typeof headerArguments;
 
@@ -40,6 +44,9 @@ export interface ToolDefinition {
   readonly input: ToolInput;
   /** Envelope tools only: header fields the tool takes. */
   readonly headers?: readonly HeaderArgument[];
+  /** Envelope tools only: the tool also takes each registered rail's credential headers, under the argument names
+   * the rails declare (RailCredentialHeader.toolArgument). */
+  readonly railCredentials?: boolean;
   /** For a route that checks its body in the handler rather than registering a schema: the schema it checks with. */
   readonly bodySchema?: object;
   /** Envelope tools only: the body's own fields may also be given as arguments of their own, instead of `body` (the
@@ -70,7 +77,7 @@ export const toolDefinitions: readonly ToolDefinition[] = [
   { name: 'svc_create_intent', method: 'POST', path: '/harbor/intents', input: 'envelope', headers: mutationHeaders, readOnly: false,
     description: 'Creates an escrowed intent from a principal-signed creation envelope (signing version 6 or 7).' },
   { name: 'svc_fund_intent', method: 'POST', path: '/harbor/intents/:intent_id/fund', input: 'envelope', readOnly: false,
-    headers: [...mutationHeaders, 'payment_signature', 'payment_authorization'],
+    headers: mutationHeaders, railCredentials: true,
     description: 'Funds an intent through its rail\'s 402 handshake: call once for the challenge, then again with the answer to it.' },
   { name: 'svc_verify_capability', method: 'POST', path: '/verify', input: 'body', readOnly: false,
     description: 'Verifies a capability token for one operation of an intent; an allow reserves the spend.' },

@@ -6,60 +6,50 @@ import type { ConsoleContext } from '../context.ts';
 import { html, when, type Html } from '../html.ts';
 import { errorBox, field, form, notice, page } from '../layout.ts';
 import { formValue, formValues, getPage, postAction, type FormBody } from '../routing.ts';
+import { registeredRails } from '../../../rails/index.ts';
+import { railFields } from '../../../rails/settlement-config.ts';
 
+/** The configuration as the API answers it (the rails' fields flat beside `rails`), or as the form was filled. */
 interface SettlementView {
-  rails: string[];
-  x402_address: string | null;
-  mpp_profile_id: string | null;
-  mpp_session_enabled: boolean;
-  settlement_network_recipient: string | null;
-  processor_destination: string | null;
-  updated_at: string | null;
+  readonly rails: readonly string[];
+  readonly updated_at: string | null;
+  readonly [field: string]: unknown;
 }
 
-const rails = [
-  ['x402_usdc_base', 'x402 (USDC on Base)'],
-  ['processor_mpp', 'Card processor (MPP)'],
-] as const;
-
-const textFields = [
-  ['x402_address', 'x402 receiving address', '0x and 40 hex digits.'],
-  ['mpp_profile_id', 'MPP profile id', 'profile_test_… in sandbox, profile_… in live.'],
-  ['processor_destination', 'Processor destination', 'The processor account that receives card payouts, e.g. acct_….'],
-  ['settlement_network_recipient', 'Settlement network recipient', 'Needed when MPP sessions are on: 0x and 40 hex digits.'],
-] as const;
+/** The rails to choose from and the fields the page edits, as the rails declare them (src/rails/definition.ts). */
+const choices = () => registeredRails().map((rail) => [rail.name, rail.consoleLabel] as const);
+const editedFields = () => railFields().flatMap(({ field }) => (field.console ? [{ ...field, console: field.console }] : []));
 
 function configForm(context: ConsoleContext, values: SettlementView, error?: ApiError): Html {
   const faultyField = typeof error?.details?.['field'] === 'string' ? (error.details['field'] as string) : undefined;
   const editable = context.may('PUT /v1/admin/settlement/config');
   const disabled = editable ? html`` : html` disabled`;
   const railsError = faultyField === 'rails' ? error!.message : undefined;
+  const fields = editedFields();
   const content = html`<fieldset${railsError ? html` aria-describedby="rails-error"` : ''}><legend>Rails</legend>
-${rails.map(([rail, label]) => html`<div class="choice"><input type="checkbox" id="rail-${rail}" name="rails" value="${rail}"${values.rails.includes(rail) ? html` checked` : ''}${disabled}><label for="rail-${rail}">${label}</label></div>`)}
+${choices().map(([rail, label]) => html`<div class="choice"><input type="checkbox" id="rail-${rail}" name="rails" value="${rail}"${values.rails.includes(rail) ? html` checked` : ''}${disabled}><label for="rail-${rail}">${label}</label></div>`)}
 ${railsError ? html`<p class="field-error" id="rails-error" data-testid="field-error-rails">${railsError}</p>` : ''}</fieldset>
-${textFields.map(([name, label, hint]) =>
-  field({ name, label, hint, value: values[name] ?? '', error: faultyField === name ? error!.message : undefined, attributes: disabled }),
+${fields.filter(({ kind }) => kind !== 'flag').map(({ name, console: { label, hint } }) =>
+  field({ name, label, hint: hint ?? '', value: typeof values[name] === 'string' ? values[name] : '', error: faultyField === name ? error!.message : undefined, attributes: disabled }),
 )}
-<div class="choice"><input type="checkbox" id="field-mpp_session_enabled" name="mpp_session_enabled" value="true"${values.mpp_session_enabled ? html` checked` : ''}${disabled}><label for="field-mpp_session_enabled">MPP sessions enabled</label></div>
+${fields.filter(({ kind }) => kind === 'flag').map(({ name, console: { label } }) =>
+  html`<div class="choice"><input type="checkbox" id="field-${name}" name="${name}" value="true"${values[name] === true ? html` checked` : ''}${disabled}><label for="field-${name}">${label}</label></div>`,
+)}
 ${editable ? html`<button type="submit">Save configuration</button>` : html`<p class="hint">Your role may read this configuration but not change it.</p>`}`;
   return html`${error && !faultyField ? errorBox(error, context.request.id) : ''}${error && faultyField ? html`<div class="error" role="alert" data-testid="error" data-code="${error.code}"><p>The configuration was not saved: see the field marked below.</p><p class="meta">Code <code>${error.code}</code></p></div>` : ''}
 ${editable ? form(context.csrfToken, '/console/settlement', content, 'settlement') : html`<form class="settlement">${content}</form>`}
 ${values.updated_at ? html`<p class="hint">Last changed ${when(values.updated_at)}.</p>` : ''}`;
 }
 
-const emptyConfig: SettlementView = { rails: [], x402_address: null, mpp_profile_id: null, mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: null, updated_at: null };
+const emptyConfig: SettlementView = { rails: [], updated_at: null };
 
+/** The form as the PUT body: the rails checked and each edited field (blank text and unchecked flags as not set). */
 function fromForm(body: FormBody): SettlementView {
-  const text = (name: string) => formValue(body, name).trim() || null;
-  return {
-    rails: formValues(body, 'rails'),
-    x402_address: text('x402_address'),
-    mpp_profile_id: text('mpp_profile_id'),
-    mpp_session_enabled: formValue(body, 'mpp_session_enabled') === 'true',
-    settlement_network_recipient: text('settlement_network_recipient'),
-    processor_destination: text('processor_destination'),
-    updated_at: null,
-  };
+  const values: Record<string, string | boolean | null> = {};
+  for (const { name, kind } of editedFields()) {
+    values[name] = kind === 'flag' ? formValue(body, name) === 'true' : formValue(body, name).trim() || null;
+  }
+  return { rails: formValues(body, 'rails'), ...values, updated_at: null };
 }
 
 export async function settlementPages(app: FastifyInstance): Promise<void> {

@@ -8,7 +8,7 @@ import Type from 'typebox';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import type { Role } from '../../../credentials/roles.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { railNames } from '../../../rails/index.ts';
+import { registeredRails } from '../../../rails/index.ts';
 
 /** An id in a path of an integration we do not run: any short text, never looked up. */
 const IntegrationId = Type.String({ minLength: 1, maxLength: 128 });
@@ -53,7 +53,7 @@ export async function providerIntegrationRoutes(app: FastifyInstance): Promise<v
         if (isPost && request.body === undefined) request.body = {};
       },
       handler: async () => {
-        throw new ServiceError('integration.not_supported', { details: { provider: integration.provider, supported_rails: [...railNames] } });
+        throw new ServiceError('integration.not_supported', { details: { provider: integration.provider, supported_rails: registeredRails().map((rail) => rail.name) } });
       },
     });
   }

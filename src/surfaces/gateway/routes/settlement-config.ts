@@ -1,54 +1,47 @@
 // Settlement configuration (spec: Settlement configuration): admins set which rails the tenant funds with and
-// where the money goes; admins, operators and auditors read it back. docs/rails.md describes every field.
+// where the money goes; admins, operators and auditors read it back. docs/rails.md describes every field; the body
+// and answer are every registered rail's fields (src/rails/settlement-config.ts), read when the app is built.
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
-import { SettlementConfigAnswer, SettlementConfigBody } from '../../../contracts/settlement-config.ts';
+import type { SettlementConfigBody } from '../../../contracts/settlement-config.ts';
 import type { Role } from '../../../credentials/roles.ts';
-import { findSettlementConfig, openRailSecrets, sealSecretChanges, upsertSettlementConfig } from '../../../db/settlement-config-repository.ts';
-import { ServiceError } from '../../../errors/service-error.ts';
-import { adminOnly, principalOf } from '../../../plugins/access.ts';
 import {
-  railSecretFields,
+  findSettlementConfig,
+  openRailSecrets,
+  sealSecretChanges,
+  upsertSettlementConfig,
+  type StoredSettlementConfig,
+} from '../../../db/settlement-config-repository.ts';
+import { ServiceError } from '../../../errors/service-error.ts';
+import type { SecretBox } from '../../../infra/secret-box.ts';
+import { adminOnly, principalOf } from '../../../plugins/access.ts';
+import { liveAdapterFor, type RailName, type RailSecrets } from '../../../rails/index.ts';
+import {
+  presentSettlementConfig,
+  railFields,
   secretChangesOf,
+  secretsAfter,
+  settlementConfigSchemas,
   validateSettlementConfig,
-  type SettlementConfig,
+  type SettlementConfigInput,
 } from '../../../rails/settlement-config.ts';
-import { liveAdapterFor, type RailSecrets } from '../../../rails/index.ts';
+import { settingsOf, textSetting } from '../../../rails/settings.ts';
 
 const readers: readonly Role[] = ['admin', 'operator', 'auditor'];
 const path = '/v1/admin/settlement/config';
 
-function present(environment: SettlementConfigAnswer['environment'], config: SettlementConfig): SettlementConfigAnswer {
-  return {
-    object: 'settlement_config' as const,
-    environment,
-    rails: config.rails,
-    x402_address: config.x402_address,
-    mpp_profile_id: config.mpp_profile_id,
-    mpp_session_enabled: config.mpp_session_enabled,
-    settlement_network_recipient: config.settlement_network_recipient,
-    processor_destination: config.processor_destination,
-    x402_facilitator_url: config.x402_facilitator_url,
-    x402_facilitator_api_key_set: config.x402_facilitator_api_key_set,
-    mpp_processor_url: config.mpp_processor_url,
-    mpp_processor_secret_key_set: config.mpp_processor_secret_key_set,
-    updated_at: config.updated_at ?? null,
-  };
-}
-
 export async function settlementConfigRoutes(app: FastifyInstance): Promise<void> {
+  const schemas = settlementConfigSchemas();
   // Replaces the whole configuration: a field left out is cleared, so what was sent is what is stored; except the
   // write-only secrets, which a body that leaves them out keeps (null clears them).
-  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  routes.put(
+  app.put<{ Body: SettlementConfigBody }>(
     path,
     {
       config: { access: { roles: adminOnly } },
       schema: {
         summary: "Replace the tenant's settlement configuration",
-        body: SettlementConfigBody,
-        response: { 200: SettlementConfigAnswer, ...authenticatedBodyErrors() },
+        body: schemas.body,
+        response: { 200: schemas.answer, ...authenticatedBodyErrors() },
       },
     },
     async (request) => {
@@ -56,41 +49,36 @@ export async function settlementConfigRoutes(app: FastifyInstance): Promise<void
       const config = validateSettlementConfig(request.body, environment);
       const changes = secretChangesOf(request.body);
       const { secretBox, callTimeoutMs } = app.railRuntime;
-      if (!secretBox && railSecretFields.some((field) => typeof changes[field] === 'string')) {
-        throw new ServiceError('settlement_config.secrets_key_missing', { details: { fields: railSecretFields.filter((field) => typeof changes[field] === 'string') } });
-      }
+      const replaced = changes.filter((change) => typeof change.value === 'string').map((change) => change.field);
+      if (!secretBox && replaced.length > 0) throw new ServiceError('settlement_config.secrets_key_missing', { details: { fields: replaced } });
       if (environment === 'live') {
         // The dry call runs with no transaction open: the secrets it uses are the ones this write leaves stored.
         const before = await app.database.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
-        const kept = railSecretFields.some((field) => changes[field] === undefined && before?.sealedSecrets[field])
+        const kept = before?.sealedSecrets.some(({ rail, field }) => !changes.some((change) => change.rail === rail && change.field === field))
           ? openStoredSecrets(secretBox, tenantId, before)
-          : { x402_facilitator_api_key: null, mpp_processor_secret_key: null };
-        const secrets: RailSecrets = {
-          x402_facilitator_api_key: changes.x402_facilitator_api_key === undefined ? kept.x402_facilitator_api_key : changes.x402_facilitator_api_key,
-          mpp_processor_secret_key: changes.mpp_processor_secret_key === undefined ? kept.mpp_processor_secret_key : changes.mpp_processor_secret_key,
-        };
-        await probeLiveRails(config, secrets, callTimeoutMs);
+          : {};
+        await probeLiveRails(config, secretsAfter(kept, changes), callTimeoutMs);
       }
       const sealed = sealSecretChanges(secretBox, tenantId, changes);
       const stored = await app.database.tenant(tenantId, (tx) => upsertSettlementConfig(tx, tenantId, config, sealed));
-      return present(environment, stored);
+      return presentSettlementConfig(environment, stored);
     },
   );
 
-  routes.get(path, {
+  app.get(path, {
     config: { access: { roles: readers } },
-    schema: { summary: "Read the tenant's settlement configuration", response: { 200: SettlementConfigAnswer, ...authenticatedErrors(404) } },
+    schema: { summary: "Read the tenant's settlement configuration", response: { 200: schemas.answer, ...authenticatedErrors(404) } },
   }, async (request) => {
     const { tenantId, environment } = principalOf(request);
     const config = await app.database.tenant(tenantId, (tx) => findSettlementConfig(tx, tenantId));
     if (!config) throw new ServiceError('settlement_config.not_found');
-    return present(environment, config);
+    return presentSettlementConfig(environment, config);
   });
 }
 
 /** Stored secrets, opened; a deployment that lost its key answers 503 rather than probing without them. */
-function openStoredSecrets(box: Parameters<typeof openRailSecrets>[0], tenantId: string, stored: Parameters<typeof openRailSecrets>[2]): RailSecrets {
-  if (!box) throw new ServiceError('settlement_config.secrets_key_missing', { details: { fields: railSecretFields.filter((field) => stored?.sealedSecrets[field]) } });
+function openStoredSecrets(box: SecretBox | undefined, tenantId: string, stored: StoredSettlementConfig): Record<RailName, RailSecrets> {
+  if (!box) throw new ServiceError('settlement_config.secrets_key_missing', { details: { fields: stored.sealedSecrets.map(({ field }) => field) } });
   return openRailSecrets(box, tenantId, stored);
 }
 
@@ -98,11 +86,12 @@ function openStoredSecrets(box: Parameters<typeof openRailSecrets>[0], tenantId:
  * a rail that could not be reached or failed on its side is a 503 with Retry-After (the same request may pass in a
  * moment), a rail that refused the configuration a 400. A rail without an endpoint is not probed (it cannot fund
  * until one is set; the fund route says so). */
-async function probeLiveRails(config: SettlementConfig, secrets: RailSecrets, callTimeoutMs: number): Promise<void> {
+async function probeLiveRails(config: SettlementConfigInput, secrets: Record<RailName, RailSecrets>, callTimeoutMs: number): Promise<void> {
   for (const rail of config.rails) {
-    const endpoint = rail === 'x402_usdc_base' ? config.x402_facilitator_url : config.mpp_processor_url;
-    if (!endpoint) continue;
-    const adapter = await liveAdapterFor(rail, { settlementRail: rail, config, secrets, callTimeoutMs });
+    const settings = settingsOf(config, rail);
+    const endpoints = railFields().filter((entry) => entry.rail === rail && entry.field.kind === 'endpoint');
+    if (!endpoints.some(({ field }) => textSetting(settings, field.name) !== null)) continue;
+    const adapter = await liveAdapterFor(rail, { settlementRail: rail, settings, secrets: secrets[rail] ?? {}, callTimeoutMs });
     if (!adapter) continue;
     const result = await adapter.probe();
     if (!result.ok) {

@@ -4,14 +4,24 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
-import { FundAnswer, FundChallenge, FundFunded, FundPending, IntentIdParams, IntentStateConflict } from '../../../contracts/intents.ts';
+import { FundAnswer, fundAnswerContracts, IntentIdParams, IntentStateConflict, type FundAnswerHeader } from '../../../contracts/intents.ts';
 import { fundIntent } from '../../../engine/fund.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { lifecycle } from '../../../engine/lifecycle.ts';
 import { idempotencyKeyOf } from '../../../plugins/idempotency.ts';
+import { registeredRails } from '../../../rails/index.ts';
 import { engineMutation } from '../engine-mutation.ts';
 
+/** Each registered rail's credential headers, as the route documents them (read when the app is built). */
+const railCredentialHeaders = () =>
+  Object.fromEntries(registeredRails().flatMap((rail) => rail.credentialHeaders.map((header) => [header.name, Type.Optional(Type.String({ description: header.description }))])));
+
+/** Each registered rail's headers of one kind, as an answer carries them. */
+const railAnswerHeaders = (kind: 'challengeHeaders' | 'receiptHeaders'): FundAnswerHeader[] =>
+  registeredRails().flatMap((rail) => rail[kind].map((header) => ({ ...header, name: header.name.toLowerCase() })));
+
 export async function fundRoutes(app: FastifyInstance): Promise<void> {
+  const answers = fundAnswerContracts({ challenge: railAnswerHeaders('challengeHeaders'), receipt: railAnswerHeaders('receiptHeaders') });
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/intents/:intent_id/fund',
     {
@@ -20,15 +30,11 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
       schema: {
         summary: 'Fund an intent through its rail\'s 402 handshake',
         params: IntentIdParams,
-        headers: Type.Object({
-          ...IdempotencyHeaders.properties,
-          'payment-signature': Type.Optional(Type.String({ description: 'x402: the payer\'s signed payment payload (base64 JSON).' })),
-          'x-svc-payment-authorization': Type.Optional(Type.String({ description: 'The rail credential, for clients that keep Authorization for the API key.' })),
-        }),
+        headers: Type.Object({ ...IdempotencyHeaders.properties, ...railCredentialHeaders() }),
         response: {
-          200: FundFunded,
-          202: FundPending,
-          402: FundChallenge,
+          200: answers.funded,
+          202: answers.pending,
+          402: answers.challenge,
           ...authenticatedErrors(404, 409, 422),
           409: IntentStateConflict,
         },

@@ -16,6 +16,7 @@
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import type { PaymentPayloadV2, PaymentRequirementsV2 } from '@x402/core/schemas';
 import { FacilitatorTimeoutError, SettleError, VerifyError, type PaymentPayload, type PaymentRequirements } from '@x402/core/types';
+import { textSetting } from '../settings.ts';
 import {
   checkX402Credential,
   encodeStandardBase64Json,
@@ -27,9 +28,10 @@ import {
   x402Funding,
   x402Networks,
   x402Rejected,
-  x402ResponseHeaderName,
   type StoredX402Challenge,
-} from './x402.ts';
+} from './protocol.ts';
+import { x402FacilitatorApiKeyField, x402FacilitatorUrlField } from './settings.ts';
+import { x402RailName, x402ResponseHeaderName } from './wire.ts';
 import {
   RailOutcomeUnknownError,
   RailUnavailableError,
@@ -43,7 +45,7 @@ import {
   type PresentedCredential,
   type ProbeResult,
   type RailInstructionRequest,
-} from './types.ts';
+} from '../types.ts';
 
 /** The x402 reason a facilitator gives when the payer's balance does not cover the amount: a decline. */
 const insufficientFunds = 'insufficient_funds';
@@ -59,17 +61,17 @@ type SettleVerdict =
   | { kind: 'open'; reason: string };
 
 export class X402LiveAdapter implements LiveRailAdapter {
-  readonly rail = 'x402_usdc_base' as const;
+  readonly rail = x402RailName;
   readonly settlementRail: string;
   readonly #client: HTTPFacilitatorClient;
   readonly #endpoint: string | null;
 
   constructor(options: LiveRailOptions) {
     this.settlementRail = options.settlementRail;
-    this.#endpoint = options.config.x402_facilitator_url;
-    const apiKey = options.secrets.x402_facilitator_api_key;
+    this.#endpoint = textSetting(options.settings, x402FacilitatorUrlField);
+    const apiKey = options.secrets[x402FacilitatorApiKeyField] ?? null;
     this.#client = new HTTPFacilitatorClient({
-      url: options.config.x402_facilitator_url ?? 'http://127.0.0.1:9/unconfigured',
+      url: this.#endpoint ?? 'http://127.0.0.1:9/unconfigured',
       timeoutMs: options.callTimeoutMs,
       // Bearer on every facilitator path, as hosted facilitators take their API keys.
       ...(apiKey
@@ -130,23 +132,23 @@ export class X402LiveAdapter implements LiveRailAdapter {
   }
 
   async probe(): Promise<ProbeResult> {
-    if (!this.#endpoint) return { ok: false, field: 'x402_facilitator_url', reason: 'no facilitator URL is configured', transient: false };
+    if (!this.#endpoint) return { ok: false, field: x402FacilitatorUrlField, reason: 'no facilitator URL is configured', transient: false };
     const { network } = x402Networks.live;
     try {
       const supported = await this.#client.getSupported();
       const listed = supported.kinds.some((kind) => kind.x402Version === 2 && kind.scheme === 'exact' && kind.network === network);
       if (!listed) {
-        return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported does not list x402 v2 scheme exact on ${network}`, transient: false };
+        return { ok: false, field: x402FacilitatorUrlField, reason: `the facilitator's /supported does not list x402 v2 scheme exact on ${network}`, transient: false };
       }
       return { ok: true };
     } catch (error) {
       const status = httpStatusOf(error);
       if (status === 401 || status === 403) {
-        return { ok: false, field: 'x402_facilitator_api_key', reason: `the facilitator refused the API key (HTTP ${status})`, transient: false };
+        return { ok: false, field: x402FacilitatorApiKeyField, reason: `the facilitator refused the API key (HTTP ${status})`, transient: false };
       }
       // No answer, a timeout, a 5xx or a rate limit may pass; any other 4xx says the URL is not a facilitator's.
       const transient = status === undefined || status >= 500 || status === 408 || status === 429;
-      return { ok: false, field: 'x402_facilitator_url', reason: `the facilitator's /supported did not answer: ${describe(error)}`, transient };
+      return { ok: false, field: x402FacilitatorUrlField, reason: `the facilitator's /supported did not answer: ${describe(error)}`, transient };
     }
   }
 

@@ -10,19 +10,19 @@ import { Mppx } from 'mppx/server/core';
 import { Methods as stripeMethods } from 'mppx/stripe';
 import { charge as stripeCharge } from 'mppx/stripe/server';
 import Stripe from 'stripe';
-import { mppChallengeLifetimeMs } from '../limits.ts';
+import { mppChallengeLifetimeMs } from '../../limits.ts';
+import { textSetting } from '../settings.ts';
 import {
   differingFields,
   issuedMppChallenge,
-  mppIntent,
-  mppMethod,
-  mppReceiptHeaderName,
   readMppCredential,
   rfc3339Seconds,
   withIssuedOptionalParams,
   type MppChallengeParams,
   type MppCredential,
-} from './mpp.ts';
+} from './protocol.ts';
+import { mppProcessorSecretKeyField, mppProcessorUrlField, mppProfileIdField, processorDestinationField } from './settings.ts';
+import { mppIntent, mppMethod, mppRailName, mppReceiptHeaderName } from './wire.ts';
 import {
   RailOutcomeUnknownError,
   RailUnavailableError,
@@ -36,8 +36,8 @@ import {
   type PresentedCredential,
   type ProbeResult,
   type RailInstructionRequest,
-} from './types.ts';
-import { encodeBase64UrlJson, paymentProblem, type PaymentProblemCode } from './wire.ts';
+} from '../types.ts';
+import { encodeBase64UrlJson, paymentProblem, type PaymentProblemCode } from '../wire.ts';
 
 /** The card-network payment methods a charge offers; the processor's shared payment token (SPT) is minted for one. */
 const paymentMethodTypes = ['card'];
@@ -48,7 +48,7 @@ const challengeIdMetadataKey = 'mpp_challenge_id';
 
 /** What issueChallenge stores; the engine hands it back to authorize, poll and resolve. */
 interface StoredLiveChallenge {
-  rail: 'processor_mpp';
+  rail: typeof mppRailName;
   intent_id: string;
   /** The auth-params exactly as sent in WWW-Authenticate. */
   challenge: MppChallengeParams;
@@ -76,7 +76,7 @@ interface ObservedCharge {
 }
 
 export class MppLiveAdapter implements LiveRailAdapter {
-  readonly rail = 'processor_mpp' as const;
+  readonly rail = mppRailName;
   readonly settlementRail: string;
   readonly #options: LiveRailOptions;
 
@@ -85,8 +85,16 @@ export class MppLiveAdapter implements LiveRailAdapter {
     this.#options = options;
   }
 
+  /** The seller's profile at the processor (the `networkId` a client's shared payment token is granted to). */
+  get #profileId(): string | null {
+    return textSetting(this.#options.settings, mppProfileIdField);
+  }
+
+  get #secretKey(): string | null {
+    return this.#options.secrets[mppProcessorSecretKeyField] ?? null;
+  }
+
   issueChallenge(context: FundingContext): IssuedChallenge {
-    const { config } = this.#options;
     const expiresAtMs = Math.floor((context.nowMs + mppChallengeLifetimeMs) / 1000) * 1000;
     const bindingKey = randomBytes(32).toString('base64url');
     // mppx's stripe charge request: the amount in the currency's minor units (decimals 0 keeps the cents as sent),
@@ -100,9 +108,9 @@ export class MppLiveAdapter implements LiveRailAdapter {
         amount: String(context.amountCents),
         currency: context.currency,
         decimals: 0,
-        networkId: config.mpp_profile_id ?? '',
+        networkId: this.#profileId ?? '',
         paymentMethodTypes,
-        ...(config.mpp_profile_id ? { recipient: config.mpp_profile_id } : {}),
+        ...(this.#profileId ? { recipient: this.#profileId } : {}),
         metadata: { svc_intent_id: context.intentId },
       },
     });
@@ -186,8 +194,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
   }
 
   async probe(): Promise<ProbeResult> {
-    const { secrets, config } = this.#options;
-    if (!secrets.mpp_processor_secret_key) return { ok: false, field: 'mpp_processor_secret_key', reason: 'No processor secret key is configured.', transient: false };
+    if (!this.#secretKey) return { ok: false, field: mppProcessorSecretKeyField, reason: 'No processor secret key is configured.', transient: false };
     // Two dry reads: the platform's own account (the URL answers, the key is accepted), then the connected account
     // payouts go to (it exists for this key).
     let processor: Stripe;
@@ -197,15 +204,16 @@ export class MppLiveAdapter implements LiveRailAdapter {
     } catch (error) {
       return probeFailure(error);
     }
-    if (!config.processor_destination) return { ok: true };
+    const destination = textSetting(this.#options.settings, processorDestinationField);
+    if (!destination) return { ok: true };
     try {
-      await processor.accounts.retrieve(config.processor_destination);
+      await processor.accounts.retrieve(destination);
       return { ok: true };
     } catch (error) {
       const failure = probeFailure(error);
       return failure.ok || !(error instanceof Stripe.errors.StripeError && (error.statusCode === 404 || error.statusCode === 403))
         ? failure
-        : { ok: false, field: 'processor_destination', reason: 'the processor knows no account with this id for this key', transient: false };
+        : { ok: false, field: processorDestinationField, reason: 'the processor knows no account with this id for this key', transient: false };
     }
   }
 
@@ -217,7 +225,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
    * share is a transfer to the connected account `processor_destination`, tied to the charge it comes from. The
    * Idempotency-Key is the instruction's: a sweeper pass repeating it gets the same transfer back. */
   async #payout(instruction: RailInstructionRequest): Promise<InstructionOutcome> {
-    const destination = this.#options.config.processor_destination;
+    const destination = textSetting(this.#options.settings, processorDestinationField);
     if (!destination) return { status: 'failed', error: 'The settlement configuration has no processor_destination to pay out to.' };
     const chargeId = await this.#chargeOf(instruction);
     try {
@@ -287,7 +295,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
       },
     };
     const mppx = Mppx.create({
-      methods: [stripeCharge({ client, networkId: this.#options.config.mpp_profile_id ?? '', currency: 'usd', decimals: 0, paymentMethodTypes })],
+      methods: [stripeCharge({ client, networkId: this.#profileId ?? '', currency: 'usd', decimals: 0, paymentMethodTypes })],
       secretKey: stored.binding_key,
       realm: stored.challenge.realm,
     });
@@ -396,17 +404,16 @@ export class MppLiveAdapter implements LiveRailAdapter {
   /** The processor's SDK, pointed at the configured endpoint. No SDK retries: the engine decides what is retried,
    * and a retry of a charge must carry the same credential (the same Idempotency-Key). */
   #processor(): Stripe {
-    const { config, secrets, callTimeoutMs } = this.#options;
-    const url = new URL(config.mpp_processor_url ?? '');
+    const url = new URL(textSetting(this.#options.settings, mppProcessorUrlField) ?? '');
     const protocol = url.protocol === 'http:' ? 'http' : 'https';
     const basePath = url.pathname.replace(/\/+$/, '');
     const nodeClient = Stripe.createNodeHttpClient();
-    return new Stripe(secrets.mpp_processor_secret_key ?? '', {
+    return new Stripe(this.#secretKey ?? '', {
       host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: url.port || (protocol === 'http' ? 80 : 443),
       protocol,
       maxNetworkRetries: 0,
-      timeout: callTimeoutMs,
+      timeout: this.#options.callTimeoutMs,
       telemetry: false,
       // The processor's API paths (/v1/…) under the configured URL's path, for a processor behind a path prefix.
       httpClient: basePath
@@ -463,7 +470,7 @@ function safeReason(error: unknown): string {
   return 'the processor call failed';
 }
 
-function unavailable(rail: 'processor_mpp', error: unknown, what = 'the processor call'): RailUnavailableError {
+function unavailable(rail: typeof mppRailName, error: unknown, what = 'the processor call'): RailUnavailableError {
   return new RailUnavailableError(rail, `${what} failed: ${safeReason(error)}`);
 }
 
@@ -473,19 +480,19 @@ function instructionFailure(error: unknown, what: string): InstructionOutcome {
   if (error instanceof Stripe.errors.StripeInvalidRequestError || error instanceof Stripe.errors.StripeCardError) {
     return { status: 'failed', error: `The processor refused the ${what} (${error.code ?? error.type}).` };
   }
-  throw unavailable('processor_mpp', error, `the ${what}`);
+  throw unavailable(mppRailName, error, `the ${what}`);
 }
 
 /** The field a failed dry call points at, and whether the failure may pass by itself: the processor not reached,
  * too slow, failing on its side or rate limiting is transient; a refusal of the key or of the request is not. */
 function probeFailure(error: unknown): ProbeResult {
   if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
-    return { ok: false, field: 'mpp_processor_secret_key', reason: safeReason(error), transient: false };
+    return { ok: false, field: mppProcessorSecretKeyField, reason: safeReason(error), transient: false };
   }
   const transient =
     error instanceof Stripe.errors.StripeConnectionError ||
     error instanceof Stripe.errors.StripeAPIError ||
     error instanceof Stripe.errors.StripeRateLimitError ||
     (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 500) >= 500);
-  return { ok: false, field: 'mpp_processor_url', reason: safeReason(error), transient };
+  return { ok: false, field: mppProcessorUrlField, reason: safeReason(error), transient };
 }

@@ -1,16 +1,18 @@
-// The x402 v2 rail (`x402_usdc_base`): USDC on Base, `exact` scheme. A 402 carries `PAYMENT-REQUIRED` (standard
-// base64 of a PaymentRequired with one requirement); the retry carries `payment-signature` (standard base64 of a
-// PaymentPayload that copies that requirement as `accepted`). Sandbox tenants are settled by a simulator chosen
-// by the payer address, after the checks a facilitator makes of the EIP-3009 authorization save its signature
-// (docs/rails.md); live tenants settle through their facilitator (./x402-live.ts), which shares the challenge and
-// the checks of this file.
+// The x402 v2 protocol (`x402_usdc_base`): USDC on Base, `exact` scheme, as sandbox and live share it. A 402
+// carries `PAYMENT-REQUIRED` (standard base64 of a PaymentRequired with one requirement); the retry carries
+// `payment-signature` (standard base64 of a PaymentPayload that copies that requirement as `accepted`). This file
+// builds the challenge, reads the credential and makes the checks a facilitator makes of the EIP-3009
+// authorization save its signature (docs/rails.md); ./sandbox.ts simulates the facilitator, ./live.ts reaches one.
 import { randomBytes } from 'node:crypto';
 import { PaymentRequiredV2Schema, parsePaymentPayload, type PaymentPayloadV2, type PaymentRequirementsV2 } from '@x402/core/schemas';
-import { x402MaxTimeoutSeconds, x402ValidBeforeMarginSeconds } from '../limits.ts';
-import { canonicalJson } from '../signing/canonical-json.ts';
-import { isEvmAddressText, sameEvmAddress } from './evm.ts';
-import type { ClaimedAttempt, CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
-import { decodeStandardBase64, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from './wire.ts';
+import { x402MaxTimeoutSeconds, x402ValidBeforeMarginSeconds } from '../../limits.ts';
+import { canonicalJson } from '../../signing/canonical-json.ts';
+import { isEvmAddressText, sameEvmAddress } from '../evm.ts';
+import { textSetting, settingsOf } from '../settings.ts';
+import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential } from '../types.ts';
+import { decodeStandardBase64, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from '../wire.ts';
+import { x402AddressField } from './settings.ts';
+import { x402ChallengeHeaderName, x402CredentialHeaderName, x402RailName } from './wire.ts';
 
 /** USDC of each environment's network and its EIP-712 domain (docs/rails.md#x402-x402_usdc_base; a wrong `name`
  * breaks signatures). */
@@ -22,17 +24,6 @@ export const x402Networks = {
 /** Where sandbox payments are addressed when the tenant configured no x402_address. Nobody holds its key: the
  * sandbox never broadcasts anything, and a real payment to it would be lost, so it is only ever a test value. */
 export const sandboxX402PayTo = '0x5a4d000000000000000000000000000000005a4d';
-
-/** Sandbox payer addresses with a fixed outcome (docs/rails.md). Any other well-formed address succeeds. */
-export const sandboxX402Payers = {
-  success: '0x0000000000000000000000000000000000000001',
-  decline: '0x0000000000000000000000000000000000000002',
-  pending: '0x0000000000000000000000000000000000000003',
-} as const;
-
-export const x402ChallengeHeaderName = 'PAYMENT-REQUIRED';
-export const x402CredentialHeaderName = 'payment-signature';
-export const x402ResponseHeaderName = 'PAYMENT-RESPONSE';
 
 /** USDC has 6 decimals: one cent is 10,000 base units. */
 const baseUnitsPerCent = 10_000n;
@@ -57,7 +48,7 @@ export function buildX402PaymentRequired(context: FundingContext, challengeNonce
     network: chain.network,
     amount: usdcBaseUnits(context.amountCents),
     asset: chain.asset,
-    payTo: context.config?.x402_address ?? (context.environment === 'sandbox' ? sandboxX402PayTo : missingPayTo()),
+    payTo: textSetting(settingsOf(context.config, x402RailName), x402AddressField) ?? (context.environment === 'sandbox' ? sandboxX402PayTo : missingPayTo()),
     maxTimeoutSeconds: x402MaxTimeoutSeconds,
     extra: { name: chain.name, version: chain.version, challenge_nonce: challengeNonce },
   };
@@ -74,7 +65,7 @@ export function buildX402PaymentRequired(context: FundingContext, challengeNonce
 }
 
 function missingPayTo(): never {
-  throw new Error('a live x402 challenge needs config.x402_address');
+  throw new Error(`a live x402 challenge needs the configuration's ${x402AddressField}`);
 }
 
 export function encodeStandardBase64Json(value: unknown): string {
@@ -82,7 +73,7 @@ export function encodeStandardBase64Json(value: unknown): string {
 }
 
 export interface StoredX402Challenge {
-  rail: 'x402_usdc_base';
+  rail: typeof x402RailName;
   intent_id: string;
   requirements: PaymentRequirementsV2;
 }
@@ -138,7 +129,7 @@ export function x402AuthorizationKey(payload: PaymentPayloadV2): string | undefi
 export function issueX402Challenge(settlementRail: string, context: FundingContext): IssuedChallenge {
   const { paymentRequired, requirements } = buildX402PaymentRequired(context, randomBytes(16).toString('hex'));
   const challengeId = x402ChallengeId(requirements);
-  const stored: StoredX402Challenge = { rail: 'x402_usdc_base', intent_id: context.intentId, requirements };
+  const stored: StoredX402Challenge = { rail: x402RailName, intent_id: context.intentId, requirements };
   return {
     challengeId,
     stored: { ...stored },
@@ -254,113 +245,7 @@ export function x402AuthorizationReused(settlementRail: string, context: Funding
     'payload.authorization.nonce was already used by this payer for another payment; sign a new authorization with a fresh nonce');
 }
 
-export class X402SandboxAdapter implements RailAdapter {
-  readonly rail = 'x402_usdc_base' as const;
-  constructor(readonly settlementRail: string = 'x402_usdc_base') {}
-
-  issueChallenge(context: FundingContext): IssuedChallenge {
-    return issueX402Challenge(this.settlementRail, context);
-  }
-
-  readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
-    return readX402Credential(headers);
-  }
-
-  async authorize(
-    context: FundingContext,
-    credential: Extract<PresentedCredential, { kind: 'credential' }>,
-    challenge: Record<string, unknown> | undefined,
-  ): Promise<CredentialOutcome> {
-    const checked = judgeX402Credential(this.settlementRail, context, credential.data as PaymentPayloadV2, challenge as StoredX402Challenge | undefined, context.nowMs);
-    if (!checked.ok) return checked.outcome;
-    return this.#simulate(context, credential.challengeId, credential.digest, checked.authorization);
-  }
-
-  refuseReusedAuthorization(context: FundingContext): Extract<CredentialOutcome, { status: 'rejected' }> {
-    return x402AuthorizationReused(this.settlementRail, context);
-  }
-
-  /** A claim whose outcome is unknown (the process died between the phases): the simulator's rules are a pure
-   * function of the credential and the time it was claimed at, so it answers what authorize would have then. */
-  async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
-    const payload = claimed.credential as PaymentPayloadV2;
-    const judgedAtMs = claimed.claimedAt?.getTime() ?? context.nowMs;
-    const checked = judgeX402Credential(this.settlementRail, context, payload, claimed.challenge as unknown as StoredX402Challenge, judgedAtMs);
-    if (!checked.ok) return checked.outcome;
-    const challengeId = x402ChallengeId(payload.accepted);
-    return this.#simulate(context, challengeId, claimed.digest, checked.authorization, claimed.reference);
-  }
-
-  async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
-    const stored = pending.stored as unknown as StoredX402Challenge;
-    const challengeId = x402ChallengeId(stored.requirements);
-    if (stored.intent_id !== context.intentId) {
-      return this.#rejected(context, 'invalid-challenge', 'invalid_payment_requirements', 'the pending payment belongs to another intent');
-    }
-    const { network } = x402Networks[context.environment];
-    const settled = { success: true, transaction: pending.reference, network, amount: stored.requirements.amount };
-    return {
-      status: 'succeeded',
-      reference: pending.reference,
-      headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
-      funding: {
-        ...this.#funding('authorization_succeeded', context, challengeId),
-        payment_reference: pending.reference,
-        accepted_cumulative_base_units: stored.requirements.amount,
-      },
-    };
-  }
-
-  /** The sandbox facilitator: the payer address picks the outcome; the EIP-712 signature is not checked. */
-  #simulate(context: FundingContext, challengeId: string, digest: Buffer, authorization: Authorization, knownReference?: string | null): CredentialOutcome {
-    const credential = { challengeId };
-    const { network } = x402Networks[context.environment];
-    const transaction = knownReference ?? `0x${sha256Hex(`x402-sandbox:${context.tenantId}:${challengeId}:${digest.toString('hex')}`)}`;
-    if (sameEvmAddress(authorization.from, sandboxX402Payers.decline)) {
-      const settled = { success: false, errorReason: 'insufficient_funds', transaction: '', network, payer: authorization.from };
-      return {
-        status: 'declined',
-        reason: 'insufficient_funds',
-        headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
-        funding: { ...this.#funding('authorization_failed', context), source_address: authorization.from, error_reason: 'insufficient_funds' },
-      };
-    }
-    if (sameEvmAddress(authorization.from, sandboxX402Payers.pending)) {
-      return {
-        status: 'pending',
-        reference: transaction,
-        funding: {
-          ...this.#funding('authorization_pending', context, credential.challengeId),
-          source_address: authorization.from,
-          payment_reference: transaction,
-          pending_cumulative_base_units: authorization.value,
-        },
-      };
-    }
-    const settled = { success: true, transaction, network, payer: authorization.from, amount: authorization.value };
-    return {
-      status: 'succeeded',
-      reference: transaction,
-      headers: { [x402ResponseHeaderName]: encodeStandardBase64Json(settled) },
-      funding: {
-        ...this.#funding('authorization_succeeded', context, credential.challengeId),
-        source_address: authorization.from,
-        payment_reference: transaction,
-        accepted_cumulative_base_units: authorization.value,
-      },
-    };
-  }
-
-  #funding(status: string, context: FundingContext, challengeId?: string): Record<string, unknown> {
-    return x402Funding(this.settlementRail, status, context, challengeId);
-  }
-
-  #rejected(context: FundingContext, problem: PaymentProblemCode, errorReason: string, detail: string): CredentialOutcome {
-    return x402Rejected(this.settlementRail, context, problem, errorReason, detail);
-  }
-}
-
-/** The x402 credential a fund request presents in `payment-signature`, read without the intent (funding-service.ts
+/** The x402 credential a fund request presents in `payment-signature`, read without the intent (src/engine/fund.ts
  * reads it before the intent, to fetch the attempt it names in the same round trip). */
 export function readX402Credential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
   const header = readOneHeader(headers, x402CredentialHeaderName);

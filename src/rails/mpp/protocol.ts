@@ -1,28 +1,17 @@
-// The MPP rail (`processor_mpp`): the HTTP `Payment` authentication scheme, method `stripe`, intent `charge`.
-// A 402 carries `WWW-Authenticate: Payment id=…, realm=…, method=…, intent=…, request=…, expires=…`; the retry
-// carries `x-svc-payment-authorization: Payment <base64url JSON {challenge, payload: {token}}>`, or the same after the
-// Bearer key in `Authorization`. Sandbox tenants are settled by a simulator chosen by the token (docs/rails.md); live
-// needs a processor endpoint we do not have.
-import { randomBytes } from 'node:crypto';
-import { readAuthorizationHeader } from '../credentials/authorization-header.ts';
-import { ServiceError } from '../errors/service-error.ts';
-import { mppChallengeLifetimeMs, paymentCredentialHeaderBytesMax } from '../limits.ts';
-import { canonicalJson } from '../signing/canonical-json.ts';
-import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from './types.ts';
-import { decodeBase64Url, encodeBase64UrlJson, isPlainObject, paymentProblem, parseJsonBytes, readOneHeader, sha256, sha256Hex, type PaymentProblemCode } from './wire.ts';
-
-export const mppChallengeHeaderName = 'WWW-Authenticate';
-export const mppCredentialHeaderName = 'x-svc-payment-authorization';
-export const mppReceiptHeaderName = 'Payment-Receipt';
-export const mppMethod = 'stripe';
-export const mppIntent = 'charge';
-
-/** Sandbox tokens with a fixed outcome (docs/rails.md). Any other token is refused as `verification-failed`. */
-export const sandboxMppTokens = {
-  success: 'tok_sandbox_success',
-  decline: 'tok_sandbox_decline',
-  pending: 'tok_sandbox_pending',
-} as const;
+// The MPP protocol (`processor_mpp`) as sandbox and live share it: the HTTP `Payment` authentication scheme, method
+// `stripe`, intent `charge`. A 402 carries `WWW-Authenticate: Payment id=…, realm=…, method=…, intent=…, request=…,
+// expires=…`; the retry carries `x-svc-payment-authorization: Payment <base64url JSON {challenge, payload}>`, or the
+// same after the Bearer key in `Authorization`. This file formats challenges and reads credentials; ./sandbox.ts
+// settles by the token (docs/rails.md), ./live.ts through the tenant's processor.
+import { readAuthorizationHeader } from '../../credentials/authorization-header.ts';
+import { ServiceError } from '../../errors/service-error.ts';
+import { paymentCredentialHeaderBytesMax } from '../../limits.ts';
+import { canonicalJson } from '../../signing/canonical-json.ts';
+import { settingsOf, textSetting } from '../settings.ts';
+import type { FundingContext, IssuedChallenge, PresentedCredential } from '../types.ts';
+import { decodeBase64Url, isPlainObject, parseJsonBytes, readOneHeader, sha256 } from '../wire.ts';
+import { mppProfileIdField } from './settings.ts';
+import { mppChallengeHeaderName, mppCredentialHeaderName, mppRailName } from './wire.ts';
 
 /** The auth-params of one `Payment` challenge, in the order they are written. */
 export interface MppChallengeParams {
@@ -37,7 +26,8 @@ export interface MppChallengeParams {
 /** The `charge` request: amount in the currency's minor units (cents for usd), as a string. */
 export function mppChargeRequest(context: Pick<FundingContext, 'amountCents' | 'config'>): Record<string, string> {
   const request: Record<string, string> = { amount: String(context.amountCents), currency: 'usd' };
-  if (context.config?.mpp_profile_id) request['recipient'] = context.config.mpp_profile_id;
+  const profileId = textSetting(settingsOf(context.config, mppRailName), mppProfileIdField);
+  if (profileId) request['recipient'] = profileId;
   return request;
 }
 
@@ -64,8 +54,8 @@ export function formatMppChallenge(params: MppChallengeParams): string {
   return `Payment ${pairs.join(', ')}`;
 }
 
-interface StoredMppChallenge {
-  rail: 'processor_mpp';
+export interface StoredMppChallenge {
+  rail: typeof mppRailName;
   intent_id: string;
   challenge: MppChallengeParams;
   expires_at_ms: number;
@@ -89,107 +79,6 @@ function parseCredential(json: unknown): MppCredential | string {
   if (typeof token !== 'string' || token.length === 0) return 'payload.token (or payload.spt) is missing';
   if (source !== undefined && typeof source !== 'string') return 'source must be a string';
   return json as unknown as MppCredential;
-}
-
-export class MppSandboxAdapter implements RailAdapter {
-  readonly rail = 'processor_mpp' as const;
-  constructor(readonly settlementRail: string = 'processor_mpp') {}
-
-  issueChallenge(context: FundingContext): IssuedChallenge {
-    const expiresAtMs = Math.floor((context.nowMs + mppChallengeLifetimeMs) / 1000) * 1000;
-    const challenge: MppChallengeParams = {
-      id: randomBytes(16).toString('base64url'),
-      realm: context.resourceUrl,
-      method: mppMethod,
-      intent: mppIntent,
-      request: encodeMppRequest(mppChargeRequest(context)),
-      expires: rfc3339Seconds(expiresAtMs),
-    };
-    const stored: StoredMppChallenge = { rail: this.rail, intent_id: context.intentId, challenge, expires_at_ms: expiresAtMs };
-    return issuedMppChallenge(challenge, stored, this.#funding('created', challenge.id));
-  }
-
-  readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
-    return readMppCredential(headers);
-  }
-
-  async authorize(
-    context: FundingContext,
-    credential: Extract<PresentedCredential, { kind: 'credential' }>,
-    challenge: Record<string, unknown> | undefined,
-  ): Promise<CredentialOutcome> {
-    const { challenge: echoed, payload } = credential.data as MppCredential;
-    const stored = challenge as StoredMppChallenge | undefined;
-    const reject = (code: PaymentProblemCode, detail: string) => this.#rejected(code, detail);
-    if (!stored || stored.intent_id !== context.intentId) {
-      return reject('invalid-challenge', 'No challenge with this id was issued for this intent; answer the latest WWW-Authenticate challenge.');
-    }
-    // The id names a challenge issued for this intent, so what the echo leaves out of its optional params is known:
-    // the public client's challenge parser drops `expires`. A param present with another value is still refused,
-    // and the expiry is still enforced below, from the issued challenge.
-    const issued = stored.challenge as unknown as Record<string, unknown>;
-    const differing = differingFields(issued, withIssuedOptionalParams(issued, echoed));
-    if (differing.length > 0) {
-      return reject('invalid-challenge', `The credential's challenge differs from the one issued in ${differing.join(', ')}; echo it unchanged.`);
-    }
-    if (context.nowMs >= stored.expires_at_ms) {
-      return reject('invalid-challenge', `The challenge expired at ${stored.challenge.expires}; answer a fresh challenge.`);
-    }
-    return this.#simulate(context, credential, payload.token ?? '');
-  }
-
-  async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
-    const stored = pending.stored as unknown as StoredMppChallenge;
-    if (stored.intent_id !== context.intentId) {
-      return this.#rejected('invalid-challenge', 'The pending payment belongs to another intent.');
-    }
-    return this.#succeeded(context, stored.challenge.id, pending.reference);
-  }
-
-  /** The sandbox processor: the token picks the outcome. */
-  #simulate(context: FundingContext, credential: Extract<PresentedCredential, { kind: 'credential' }>, token: string): CredentialOutcome {
-    const reference = `pi_sandbox_${sha256Hex(`mpp-sandbox:${context.tenantId}:${credential.challengeId}:${credential.digest.toString('hex')}`).slice(0, 24)}`;
-    switch (token) {
-      case sandboxMppTokens.success:
-        return this.#succeeded(context, credential.challengeId, reference);
-      case sandboxMppTokens.pending:
-        return {
-          status: 'pending',
-          reference,
-          funding: { ...this.#funding('payment_pending', credential.challengeId), payment_reference: reference, stripe_payment_intent_id: reference },
-        };
-      case sandboxMppTokens.decline:
-        return {
-          status: 'declined',
-          reason: 'card_declined',
-          funding: { ...this.#funding('payment_failed'), error_reason: 'card_declined' },
-        };
-      default:
-        return this.#rejected('verification-failed',
-          'The payment token was not accepted (sandbox tokens: tok_sandbox_success, tok_sandbox_decline, tok_sandbox_pending).');
-    }
-  }
-
-  #succeeded(context: FundingContext, challengeId: string, reference: string): CredentialOutcome {
-    const receipt = { status: 'success', method: mppMethod, timestamp: rfc3339Seconds(context.nowMs), reference };
-    return {
-      status: 'succeeded',
-      reference,
-      // The fund route must send Cache-Control: private (MPP) with a receipt; it owns Cache-Control.
-      headers: { [mppReceiptHeaderName]: encodeBase64UrlJson(receipt) },
-      funding: { ...this.#funding('payment_succeeded', challengeId), payment_reference: reference, stripe_payment_intent_id: reference },
-    };
-  }
-
-  /** Outcomes that end in a fresh 402 (declined, rejected) name no challenge: the fresh challenge's id is the one
-   * to answer, and the fund route merges these fields over it. */
-  #funding(status: string, challengeId?: string): Record<string, unknown> {
-    return { settlement_rail: this.settlementRail, status, ...(challengeId ? { challenge_id: challengeId } : {}), method: mppMethod, intent: mppIntent };
-  }
-
-  #rejected(code: PaymentProblemCode, detail: string): CredentialOutcome {
-    return { status: 'rejected', problem: paymentProblem(code, detail), funding: this.#funding('credential_rejected') };
-  }
 }
 
 /** The auth-params a `Payment` challenge may carry or not (paymentauth.org); `id`, `realm`, `method`, `intent` and
