@@ -20,12 +20,17 @@ export const referencePagePath = '/docs';
  * carry no `config.access` of their own. Listed exactly, so that no other route can become public by its prefix. */
 export const referencePageRoutes: readonly string[] = [referencePagePath, `${referencePagePath}/`, `${referencePagePath}/js/scalar.js`];
 
+/** The copies of the document the plugin also offers under its prefix. They are not registered: the page reads the
+ * one public document at `openApiPath`, and a second copy would be a second thing to keep right. */
+const declinedReferenceRoutes: readonly string[] = [`${referencePagePath}/openapi.json`, `${referencePagePath}/openapi.yaml`];
+
 /** Registers the reference page: @scalar/fastify-api-reference adds its routes without a `config.access`, so inside
  * this plugin's own context each route it adds is declared public as it is added — only its routes, whose paths
  * are checked against `referencePageRoutes`. */
 async function referencePage(page: FastifyInstance): Promise<void> {
   const route = page.route.bind(page);
   page.route = ((options: RouteOptions) => {
+    if (declinedReferenceRoutes.includes(options.url)) return page;
     if (!referencePageRoutes.includes(options.url)) throw new Error(`the reference page adds ${options.url}, which is not one of its known routes`);
     return route({ ...options, config: { ...options.config, access: { public: true } } });
   }) as typeof page.route;
