@@ -23,8 +23,8 @@ export function createFolder(folder: string, mode: number): void {
   if (!fs.statSync(folder).isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${folder}'`), { code: 'ENOTDIR', path: folder });
 }
 
-/** The reason a folder could not be created, for a one-line message: `no such file or directory (ENOENT)`. */
-export function folderErrorReason(error: unknown): string {
+/** Why a file or folder could not be read or made, for a one-line message: `no such file or directory (ENOENT)`. */
+export function fileErrorReason(error: unknown): string {
   const { code, message } = error as NodeJS.ErrnoException;
   const reason = /^[A-Z]+: ([^,]+)/.exec(message ?? '')?.[1];
   return code && reason ? `${reason} (${code})` : String(message ?? error);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { DatabaseConfig } from './database.ts';
-import { createFolder, folderErrorReason } from './directories.ts';
+import { createFolder, fileErrorReason } from './directories.ts';
 
 /** Connections the socket multiplexer accepts; PGlite runs one statement at a time behind it. */
 const embeddedConnectionsMax = 32;
@@ -41,7 +41,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   try {
     createFolder(dataDir, 0o700);
   } catch (error) {
-    throw new EmbeddedDatabaseError(`SVC_DATA_DIR: cannot create ${dataDir}: ${folderErrorReason(error)}`);
+    throw new EmbeddedDatabaseError(`SVC_DATA_DIR: cannot create ${dataDir}: ${fileErrorReason(error)}`);
   }
   const releaseLock = acquireLock(dataDir);
   try {

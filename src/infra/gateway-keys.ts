@@ -6,7 +6,7 @@ import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from '
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GatewayJwks } from '../contracts/well-known.ts';
-import { createFolder, folderErrorReason } from './directories.ts';
+import { createFolder, fileErrorReason } from './directories.ts';
 
 export interface GatewayKey {
   readonly kid: string;
@@ -186,7 +186,7 @@ function namingTheSetting(setting: string, load: () => KeySource): KeySource {
   } catch (error) {
     if (error instanceof GatewayKeyError) throw new GatewayKeyError(`${setting}: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== undefined) throw new GatewayKeyError(`${setting}: cannot write the signing key file: ${folderErrorReason(error)}`);
+    if (code !== undefined) throw new GatewayKeyError(`${setting}: cannot write the signing key file: ${fileErrorReason(error)}`);
     throw error;
   }
 }

@@ -1,9 +1,30 @@
 // `svc key create`: issues an API key for a tenant, optionally restricted to scopes.
+import { knownScopes, parseScope, scopePresets } from '../../credentials/mcp-scopes.ts';
 import { isRole, roles, type Role } from '../../credentials/roles.ts';
 import { findTenant } from '../../db/tenant-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { issueApiKey } from '../../services/api-key-service.ts';
 import { print, requiredOption, UsageError, usageOf, withDatabase, type CliCommand } from '../command.ts';
+import { closestMatches, didYouMean } from '../suggestions.ts';
+
+/** The scopes of `--scopes a,b`, each a catalogue scope or a preset; an unknown one is a wrong command line that
+ * names it and lists what there is (docs/mcp.md), before the database is opened. */
+function scopesOf(list: string): string[] {
+  const scopes = list.split(',').map((scope) => scope.trim()).filter(Boolean);
+  if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope or preset', usageOf(keyCreate));
+  const presets = scopePresets.map((preset) => preset.id);
+  const unknown = scopes.filter((scope) => !presets.includes(scope) && parseScope(scope) === undefined);
+  if (unknown.length > 0) {
+    const known = [...knownScopes(), ...presets];
+    const suggestions = unknown.flatMap((scope) => closestMatches(scope, known));
+    throw new UsageError(
+      `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.map((scope) => `"${scope}"`).join(', ')}${didYouMean(suggestions)}\nscopes: ${knownScopes().join(', ')}\npresets: ${presets.join(', ')}`,
+      usageOf(keyCreate),
+      suggestions,
+    );
+  }
+  return scopes;
+}
 
 export const keyCreate: CliCommand = {
   name: 'key create',
@@ -13,7 +34,8 @@ export const keyCreate: CliCommand = {
     '--tenant-id ID          the tenant the key acts for',
     `--role ROLE             ${roles.join(', ')} (docs/roles.md)`,
     '--name NAME             a label shown in key lists',
-    '--scopes a,b            restrict the key to these scopes (or presets of scopes)',
+    '--scopes a,b            restrict the key to these scopes (or presets of scopes): mcp.spend:write, mcp-readonly, …',
+    `                        presets: ${scopePresets.map((preset) => preset.id).join(', ')} (docs/mcp.md)`,
     '--json                  print {key_id, api_key, role, key_kind, scopes} as one JSON line',
   ],
   options: { 'tenant-id': { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
@@ -21,7 +43,7 @@ export const keyCreate: CliCommand = {
     const tenantId = requiredOption(keyCreate, options, 'tenant-id');
     const role = requiredOption(keyCreate, options, 'role');
     if (!isRole(role)) throw new UsageError(`--role must be one of ${roles.join(', ')}`, usageOf(keyCreate));
-    const scopes = typeof options.scopes === 'string' ? options.scopes.split(',').filter(Boolean) : undefined;
+    const scopes = typeof options.scopes === 'string' ? scopesOf(options.scopes) : undefined;
     const name = typeof options.name === 'string' ? options.name : undefined;
     const issued = await withDatabase(config, (database) =>
       database.system(async (tx) => {

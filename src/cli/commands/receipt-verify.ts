@@ -1,6 +1,5 @@
 // `svc receipt verify FILE`: checks a receipt offline (docs/protocol.md#verifying-offline): its signature against the
 // deployment's published keys, its inclusion under a signed tree head, and that a later head extends that one.
-import fs from 'node:fs';
 import {
   artifactLeafBytes,
   checkConsistency,
@@ -10,7 +9,7 @@ import {
   type SignedTreeHead,
 } from '../../services/transparency-log.ts';
 import { isStandingArtifact, verifyStandingArtifact } from '../../signing/standing-artifacts.ts';
-import { print, requiredOption, UsageError, usageOf, type CliCommand, type Options } from '../command.ts';
+import { print, readInputFile, requiredOption, UsageError, usageOf, type CliCommand, type Options } from '../command.ts';
 
 /** Where a receipt file keeps what: a read route's answer saved as is, or the bare signed receipt. */
 interface ReceiptFile {
@@ -39,12 +38,7 @@ export function readReceiptFile(value: unknown): ReceiptFile {
 }
 
 function readJson(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read the ${what} ${path}: ${(error as Error).message}`, usageOf(receiptVerify));
-  }
+  const text = readInputFile(receiptVerify, `the ${what}`, path).toString('utf8');
   try {
     return JSON.parse(text);
   } catch {
