@@ -14,6 +14,7 @@ import { mailPlugin, type MailOptions } from './plugins/mail.ts';
 import { maintenance } from './plugins/maintenance-plugin.ts';
 import { treeHeads } from './plugins/tree-head-plugin.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
+import { requestLog } from './plugins/request-log.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
@@ -73,6 +74,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   };
   instance.decorate('railRuntime', railRuntime);
   await instance.register(httpErrors);
+  await instance.register(requestLog);
   await instance.register(inputBoundary);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);

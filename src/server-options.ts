@@ -22,6 +22,8 @@ export function createFastify(logger: pino.Logger): FastifyInstance {
     clientErrorHandler: handleConnectionError,
     // Requests that arrive while closing get a 503 in our envelope from plugins/input-boundary.ts instead.
     return503OnClosing: false,
+    // One line per request, with its error code, from plugins/request-log.ts instead of Fastify's two.
+    disableRequestLogging: true,
   }) as unknown as FastifyInstance;
   instance.setValidatorCompiler(validatorCompiler);
   return instance;

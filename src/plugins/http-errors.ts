@@ -12,6 +12,7 @@ import { databaseUnavailableRetryAfterSeconds } from '../limits.ts';
 import { validationFields } from '../infra/validation.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import { asServiceError } from '../services/pure-error-mapping.ts';
+import { logRequestCompleted } from './request-log.ts';
 
 /** Fastify's own client-error codes and the catalogue code each one becomes. */
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -40,6 +41,7 @@ export function envelope(request: FastifyRequest, code: ErrorCode, message?: str
 }
 
 function sendError(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetails): FastifyReply {
+  reply.errorCode = code;
   return reply.code(errorCatalogue[code].status).send(envelope(reply.request, code, message, details));
 }
 
@@ -82,7 +84,9 @@ function handleNotFound(this: FastifyInstance, request: FastifyRequest, reply: F
  * past the router's limit), before any hook has run; without it Fastify answers them in a body of its own. */
 export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.header('x-request-id', request.id);
-  return handleError(error, request, reply);
+  const answered = handleError(error, request, reply);
+  logRequestCompleted(request, reply);
+  return answered;
 }
 
 /** Node's HTTP parser errors, answered on the socket before a request exists (Fastify's `clientErrorHandler`). */
@@ -97,7 +101,7 @@ export function handleConnectionError(this: FastifyInstance, error: Error & { co
   const code = connectionErrorCodes[error.code ?? ''] ?? 'request.malformed_http';
   const requestId = mintRequestId();
   // Only the code: Node's parse error carries the raw bytes of the request, credentials included.
-  this.log.debug({ code: error.code, request_id: requestId }, 'malformed request refused');
+  this.log.info({ code: error.code, status_code: errorCatalogue[code].status, error_code: code, request_id: requestId }, 'malformed request refused');
   if (socket.writable) {
     const { status, message } = errorCatalogue[code];
     const body = JSON.stringify({ error: { code, message }, request_id: requestId });

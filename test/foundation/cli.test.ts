@@ -114,13 +114,17 @@ describe('groups, typos and wrong options', () => {
     expect((await runCli(['migrate', 'now'], {})).stderr.split('\n')[0]).toBe('svc: unexpected argument "now"');
   });
 
-  it('--scopes with an unknown scope names it, suggests the closest, and lists the scopes and presets, before any database work', async () => {
+  it('--scopes with an unknown scope names it and suggests the closest, with every scope and preset in the details, before any database work', async () => {
     const result = await runCli(['key', 'create', '--tenant-id', 'nobody', '--role', 'agent', '--scopes', 'mcp-readonly,foo,mcp.spend:wrte'], { DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/unused' });
-    expect(result.code).toBe(2);
-    const [first, scopes, presets] = result.stderr.split('\n');
-    expect(first).toBe('svc: unknown scopes "foo", "mcp.spend:wrte"; did you mean "mcp.spend:write"?');
-    expect(scopes).toMatch(/^scopes: .*mcp\.spend:write/);
-    expect(presets).toBe('presets: mcp-readonly, mcp-spend-operator, mcp-sandbox-agent');
+    expect(result.code).toBe(1);
+    const [first, details] = result.stderr.split('\n');
+    expect(first).toBe('svc: api_key.scope_unknown: unknown scopes "foo", "mcp.spend:wrte": neither a catalogue scope at an allowed level nor a preset; did you mean "mcp.spend:write"?');
+    expect(JSON.parse(details!.replace(/^ {2}details: /, ''))).toMatchObject({
+      unknown_scopes: ['foo', 'mcp.spend:wrte'],
+      known_scopes: expect.arrayContaining(['mcp.spend:write', 'mcp.discovery:read']),
+      known_presets: ['mcp-readonly', 'mcp-spend-operator', 'mcp-sandbox-agent'],
+      did_you_mean: ['mcp.spend:write'],
+    });
   });
 
   it('with --json a failure is one JSON line on stdout, with its code, whatever failed', async () => {

@@ -1,5 +1,5 @@
 // `svc key create`: issues an API key for a tenant, optionally restricted to scopes.
-import { knownScopes, parseScope, scopePresets } from '../../credentials/mcp-scopes.ts';
+import { knownScopes, normalizeScopes, scopePresets } from '../../credentials/mcp-scopes.ts';
 import { isRole, roles, type Role } from '../../credentials/roles.ts';
 import { findTenant } from '../../db/tenant-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
@@ -7,21 +7,23 @@ import { issueApiKey } from '../../services/api-key-service.ts';
 import { print, requiredOption, UsageError, usageOf, withDatabase, type CliCommand } from '../command.ts';
 import { closestMatches, didYouMean } from '../suggestions.ts';
 
-/** The scopes of `--scopes a,b`, each a catalogue scope or a preset; an unknown one is a wrong command line that
- * names it and lists what there is (docs/mcp.md), before the database is opened. */
+/** The scopes of `--scopes a,b`, each a catalogue scope or a preset, checked before the database is opened. An
+ * unknown one is refused as the API refuses it (`api_key.scope_unknown`, exit 1), naming it, with the closest known
+ * ones and, in the details, every scope and preset there is. */
 function scopesOf(list: string): string[] {
   const scopes = list.split(',').map((scope) => scope.trim()).filter(Boolean);
   if (scopes.length === 0) throw new UsageError('--scopes needs at least one scope or preset', usageOf(keyCreate));
-  const presets = scopePresets.map((preset) => preset.id);
-  const unknown = scopes.filter((scope) => !presets.includes(scope) && parseScope(scope) === undefined);
-  if (unknown.length > 0) {
-    const known = [...knownScopes(), ...presets];
-    const suggestions = unknown.flatMap((scope) => closestMatches(scope, known));
-    throw new UsageError(
-      `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.map((scope) => `"${scope}"`).join(', ')}${didYouMean(suggestions)}\nscopes: ${knownScopes().join(', ')}\npresets: ${presets.join(', ')}`,
-      usageOf(keyCreate),
-      suggestions,
-    );
+  try {
+    normalizeScopes(scopes);
+  } catch (error) {
+    if (!(error instanceof ServiceError) || error.code !== 'api_key.scope_unknown') throw error;
+    const unknown = (error.details?.['unknown_scopes'] ?? []) as string[];
+    const suggestions = unknown.flatMap((scope) => closestMatches(scope, [...knownScopes(), ...scopePresets.map((preset) => preset.id)]));
+    const named = unknown.map((scope) => `"${scope}"`).join(', ');
+    throw new ServiceError('api_key.scope_unknown', {
+      message: `unknown scope${unknown.length > 1 ? 's' : ''} ${named}: neither a catalogue scope at an allowed level nor a preset${didYouMean(suggestions)}`,
+      details: { ...error.details, ...(suggestions.length > 0 ? { did_you_mean: suggestions } : {}) },
+    });
   }
   return scopes;
 }

@@ -64,7 +64,7 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { name: string } }>('/assets/:name', { config: consoleAccess }, async (request, reply) => {
     const asset = assets.get(request.params.name);
-    if (!asset) return send(reply, { status: 404, html: notFoundPage(undefined, request.id) });
+    if (!asset) return send(reply, { status: 404, html: notFoundPage({ code: 'request.route_not_found', message: 'The console has no such file.' }, request.id) });
     return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });
 

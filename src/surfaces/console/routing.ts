@@ -10,6 +10,8 @@ import { Html, html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
 // For its declaration of the route option `sessionTokenOf`.
 import '../../plugins/rate-limit.ts';
+// For its declaration of `reply.errorCode`, which the request's log line reports.
+import type {} from '../../plugins/request-log.ts';
 import { csrfTokenFor, csrfTokenValid, endSession, sessionTokenOf } from './session.ts';
 
 export interface Redirect {
@@ -45,8 +47,13 @@ export function send(reply: FastifyReply, result: PageResult): FastifyReply {
   if (result instanceof Html) return reply.code(200).type('text/html; charset=utf-8').send(result.text);
   if ('redirect' in result) return reply.code(303).header('location', result.redirect).send();
   if ('file' in result) return reply.code(200).type(result.type).send(result.file);
+  // The request's log line names the error the page shows (its error box's code), as the API's lines do.
+  if (result.status >= 400) reply.errorCode = errorBoxCode.exec(result.html.text)?.[1] ?? null;
   return reply.code(result.status).type('text/html; charset=utf-8').send(result.html.text);
 }
+
+/** The code an error box (layout.ts `errorBox`) carries in its `data-code`. */
+const errorBoxCode = /data-code="([a-z0-9_.]{1,128})"/;
 
 /** A console address to return to after sign-in; anything else (another site, `//host`, a backslash) is dropped. */
 export function consoleReturnPath(value: unknown): string | undefined {
