@@ -17,6 +17,7 @@ import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { requestLog } from './plugins/request-log.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
+import { faviconRoute } from './surfaces/favicon.ts';
 import { healthRoutes } from './surfaces/health.ts';
 import { consoleSurface } from './surfaces/console/index.ts';
 import { mcp } from './surfaces/mcp/index.ts';
@@ -93,6 +94,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(openApiDocument);
   if (options.validateResponses === true) await instance.register(responseValidation);
   await instance.register(healthRoutes);
+  await instance.register(faviconRoute);
   await instance.register(referenceRoutes);
   await instance.register(metricsRoutes, options.metrics ?? {});
   await instance.register(gateway);

@@ -63,6 +63,7 @@ const tagsBySegment: Record<string, string> = {
   signal: 'standing',
   'openapi.json': 'reference',
   docs: 'reference',
+  'favicon.ico': 'console',
 };
 export const surfaceTags = [
   { name: 'gateway', description: 'Tenants, keys, policies, protocol v2 artifacts, sign-in (docs/architecture.md).' },
