@@ -12,7 +12,8 @@ export function createFastify(logger: pino.Logger): FastifyInstance {
   const instance = Fastify({
     loggerInstance: logger,
     genReqId: requestIdFor,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // One line per request, with its error code, from plugins/request-log.ts instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: requestBodyBytesMax,
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs,
@@ -22,8 +23,6 @@ export function createFastify(logger: pino.Logger): FastifyInstance {
     clientErrorHandler: handleConnectionError,
     // Requests that arrive while closing get a 503 in our envelope from plugins/input-boundary.ts instead.
     return503OnClosing: false,
-    // One line per request, with its error code, from plugins/request-log.ts instead of Fastify's two.
-    disableRequestLogging: true,
   }) as unknown as FastifyInstance;
   instance.setValidatorCompiler(validatorCompiler);
   return instance;

@@ -79,7 +79,7 @@ export function ErrorEnvelope(status: number) {
 export type ErrorEnvelope = Static<ReturnType<typeof ErrorEnvelope>>;
 
 /** The envelope with any catalogue code: the JSON answer of a status range (the console's `4XX`). */
-const AnyErrorEnvelope = Type.Object({
+export const AnyErrorEnvelope = Type.Object({
   error: Type.Object({
     code: Type.Enum(Object.keys(errorCatalogue) as ErrorCode[]),
     message: Type.String(),

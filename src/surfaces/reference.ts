@@ -1,17 +1,21 @@
 // The API's description of itself (docs/api.md): the OpenAPI 3.1 document generated from the route contracts
 // (`GET /openapi.json`), and a reference page rendering it (`GET /docs`), served from the process with no CDN.
 // Tags per surface and security schemes are derived here from each route's URL and `config.access`, once, so that
-// no route restates them.
-import { readFileSync } from 'node:fs';
+// no route restates them; the named contracts are hoisted into components.schemas, and `servers` names this service.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyPlugin from 'fastify-plugin';
 import fastifySwagger from '@fastify/swagger';
 import scalarReference from '@scalar/fastify-api-reference';
 import { bodyErrorStatuses, ErrorEnvelope, OpenObject, publicErrors } from '../contracts/common.ts';
+import { componentSchemas } from '../contracts/components.ts';
+import { publicBaseUrlOf } from '../config.ts';
+import { packageVersion } from '../infra/package-version.ts';
+import { hoistNamedSchemas } from './openapi-components.ts';
 import type { RouteAccess } from '../plugins/access.ts';
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** The contracts the document names in components.schemas (src/contracts/components.ts). */
+const componentNames: ReadonlySet<string> = new Set(componentSchemas.keys());
 
 export const openApiPath = '/openapi.json';
 export const referencePagePath = '/docs';
@@ -127,6 +131,8 @@ export const openApiDocument = fastifyPlugin(
         tags: surfaceTags,
         components: { securitySchemes },
       },
+      // The named contracts once, in components.schemas, referred to from every operation (docs/api.md#components).
+      transformObject: (documentObject) => hoistNamedSchemas((documentObject as { openapiObject: Record<string, unknown> }).openapiObject, componentNames),
       transform: ({ schema, url, route }) => {
         const access = route.config?.access;
         const declared = (schema ?? {}) as Record<string, unknown>;
@@ -148,7 +154,8 @@ export async function referenceRoutes(app: FastifyInstance): Promise<void> {
       config: { access: { public: true } },
       schema: { summary: 'This API as an OpenAPI 3.1 document', response: { 200: OpenObject('The OpenAPI 3.1 document.'), ...publicErrors() } },
     },
-    async () => app.swagger() as unknown as Record<string, unknown>,
+    // The document is built once; the server it names is the one this request reached, or SVC_PUBLIC_URL.
+    async (request) => ({ ...(app.swagger() as unknown as Record<string, unknown>), servers: [{ url: publicBaseUrlOf(app.publicBaseUrl, request) }] }),
   );
   await app.register(referencePage);
 }
