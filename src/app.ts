@@ -15,8 +15,10 @@ import { mailPlugin, type MailOptions } from './plugins/mail.ts';
 import { maintenance } from './plugins/maintenance-plugin.ts';
 import { treeHeads } from './plugins/tree-head-plugin.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
+import { requestLog } from './plugins/request-log.ts';
 import { gateway } from './surfaces/gateway/index.ts';
 import { harbor } from './surfaces/harbor/index.ts';
+import { faviconRoute } from './surfaces/favicon.ts';
 import { healthRoutes } from './surfaces/health.ts';
 import { consoleSurface } from './surfaces/console/index.ts';
 import { mcp } from './surfaces/mcp/index.ts';
@@ -74,6 +76,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   };
   instance.decorate('railRuntime', railRuntime);
   await instance.register(httpErrors);
+  await instance.register(requestLog);
   await instance.register(inputBoundary);
   await instance.register(requestFraming);
   await instance.register(jsonBody);
@@ -93,6 +96,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(openApiDocument);
   if (options.validateResponses === true) await instance.register(responseValidation);
   await instance.register(healthRoutes);
+  await instance.register(faviconRoute);
   await instance.register(referenceRoutes);
   await instance.register(metricsRoutes, options.metrics ?? {});
   await instance.register(gateway);

@@ -19,7 +19,8 @@ export function createFastify(logger: pino.Logger, options: ServerOptions = {}):
   const instance = Fastify({
     loggerInstance: logger,
     genReqId: requestIdFor,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // One line per request, with its error code, from plugins/request-log.ts instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: requestBodyBytesMax,
     // The body deadline the app enforces itself, answering 408 in the envelope (src/plugins/request-framing.ts).
     requestTimeout,

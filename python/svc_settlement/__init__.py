@@ -46,6 +46,7 @@ from .sandbox import (
     sandbox_x402_payment_signature,
 )
 from .signed_structs import evidence_signing_bytes, intent_creation_signing_bytes
+from .stored_login import StoredLogin, read_stored_login, stored_login_path
 from .url import is_loopback_host, resolve_gateway_base_url
 
 __version__ = "0.1.0"

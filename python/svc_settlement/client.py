@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import random as random_module
-import re
 import time
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
@@ -18,6 +17,7 @@ from .core import AgentIdentity, ClientCore
 from .defaults import ATTEMPTS_MAX_DEFAULT, ATTEMPTS_MAX_LIMIT, REQUEST_TIMEOUT_SECONDS_DEFAULT, RETRY_BUDGET_SECONDS_DEFAULT
 from .errors import EngineHttpError, GatewayAuthError, SvcConfigurationError, SvcResponseError
 from .transport import Flow, RequestSpec, TransportConfig, async_sleep, request_flow, run_async, run_sync
+from .stored_login import resolve_credential
 from .url import resolve_gateway_base_url
 from .wire_types import (
     EvidenceAnswer,
@@ -34,15 +34,6 @@ from .wire_types import (
     SpendDecision,
     VerifyResult,
 )
-
-
-def _api_key_of(api_key: str | None, env: Mapping[str, str]) -> str:
-    chosen = api_key if api_key is not None else env.get("SVC_API_KEY")
-    if not isinstance(chosen, str) or chosen.strip() == "":
-        raise SvcConfigurationError("api_key is required (or set SVC_API_KEY).")
-    if re.search(r"\s", chosen.strip()):
-        raise SvcConfigurationError("api_key must not contain whitespace.")
-    return chosen.strip()
 
 
 def _positive(value: float | None, fallback: float, name: str, maximum: float | None = None, integer: bool = False) -> Any:
@@ -213,7 +204,10 @@ class AuditExports(_Api):
 class _Session:
     """What both clients hold once the principal is known."""
 
-    def _bind(self, core: ClientCore, principal: dict[str, Any], run: Callable[[Flow[Any]], Any]) -> None:
+    def _bind(self, core: ClientCore, principal: dict[str, Any], run: Callable[[Flow[Any]], Any], credential_source: str) -> None:
+        self.credential_source: str = credential_source
+        """Where the credential came from: `option` (the api_key argument), `environment` (SVC_API_KEY) or
+        `stored_login` (what `svc login` kept)."""
         self.tenant_id: str = core.tenant_id
         self.environment: str = core.environment
         self.principal: dict[str, Any] = principal
@@ -230,28 +224,33 @@ class _Session:
 def _config(
     api_key: str | None, gateway_base_url: str | None, env: Mapping[str, str] | None, refresh_api_key: Callable[[], Any] | None,
     attempts_max: int | None, timeout_seconds: float | None, retry_budget_seconds: float | None, random: Callable[[], float] | None,
-) -> TransportConfig:
+    now: Callable[[], float] | None,
+) -> tuple[TransportConfig, str]:
+    """The transport's configuration, and where its credential came from (docs/sdk-python.md "Credentials")."""
     environment = os.environ if env is None else env
+    key, base_url, source = resolve_credential(
+        api_key, gateway_base_url, env, now or time.time, lambda chosen: resolve_gateway_base_url(chosen, environment),
+    )
     return TransportConfig(
-        base_url=resolve_gateway_base_url(gateway_base_url, environment),
-        api_key=_api_key_of(api_key, environment),
+        base_url=base_url,
+        api_key=key,
         attempts_max=_positive(attempts_max, ATTEMPTS_MAX_DEFAULT, "attempts_max", ATTEMPTS_MAX_LIMIT, integer=True),
         timeout_seconds=_positive(timeout_seconds, REQUEST_TIMEOUT_SECONDS_DEFAULT, "timeout_seconds"),
         retry_budget_seconds=_positive(retry_budget_seconds, RETRY_BUDGET_SECONDS_DEFAULT, "retry_budget_seconds"),
         refresh_api_key=refresh_api_key,
         random=random or random_module.random,
-    )
+    ), source
 
 
 class SvcClient(_Session):
     """The synchronous client. Use as a context manager, or call `close()`."""
 
     def __init__(self, config: TransportConfig, http: httpx.Client, sleep: Callable[[float], None], agent: AgentIdentity | None,
-                 expected_environment: str | None, now: Callable[[], float]):
+                 expected_environment: str | None, now: Callable[[], float], credential_source: str = "option"):
         self._http = http
         run = lambda flow: run_sync(flow, http, sleep)  # noqa: E731 - the one way sub-APIs run their flows
         principal = run(_principal_flow(config, expected_environment))
-        self._bind(ClientCore(config, principal["tenant_id"], principal["environment"], agent, now), principal, run)
+        self._bind(ClientCore(config, principal["tenant_id"], principal["environment"], agent, now), principal, run, credential_source)
 
     @classmethod
     def open(
@@ -262,10 +261,10 @@ class SvcClient(_Session):
         now: Callable[[], float] | None = None,
     ) -> "SvcClient":
         """Opens a session: one `GET /v1/auth/principal` (retried per the rules). Refusals → GatewayAuthError."""
-        config = _config(api_key, gateway_base_url, env, refresh_api_key, attempts_max, timeout_seconds, retry_budget_seconds, random)
+        config, source = _config(api_key, gateway_base_url, env, refresh_api_key, attempts_max, timeout_seconds, retry_budget_seconds, random, now)
         http = http_client or httpx.Client(follow_redirects=False)
         try:
-            return cls(config, http, sleep or time.sleep, agent, expected_environment, now or time.time)
+            return cls(config, http, sleep or time.sleep, agent, expected_environment, now or time.time, source)
         except BaseException:
             if http_client is None:
                 http.close()
@@ -295,7 +294,7 @@ class AsyncSvcClient(_Session):
         http_client: httpx.AsyncClient | None = None, sleep: Callable[[float], Any] | None = None, random: Callable[[], float] | None = None,
         now: Callable[[], float] | None = None,
     ) -> "AsyncSvcClient":
-        config = _config(api_key, gateway_base_url, env, refresh_api_key, attempts_max, timeout_seconds, retry_budget_seconds, random)
+        config, source = _config(api_key, gateway_base_url, env, refresh_api_key, attempts_max, timeout_seconds, retry_budget_seconds, random, now)
         http = http_client or httpx.AsyncClient(follow_redirects=False)
         client = cls(http)
         run = lambda flow: run_async(flow, http, sleep or async_sleep)  # noqa: E731 - the one way sub-APIs run their flows
@@ -305,7 +304,7 @@ class AsyncSvcClient(_Session):
             if http_client is None:
                 await http.aclose()
             raise
-        client._bind(ClientCore(config, principal["tenant_id"], principal["environment"], agent, now or time.time), principal, run)
+        client._bind(ClientCore(config, principal["tenant_id"], principal["environment"], agent, now or time.time), principal, run, source)
         return client
 
     async def aclose(self) -> None:

@@ -79,7 +79,7 @@ export function ErrorEnvelope(status: number) {
 export type ErrorEnvelope = Static<ReturnType<typeof ErrorEnvelope>>;
 
 /** The envelope with any catalogue code: the JSON answer of a status range (the console's `4XX`). */
-const AnyErrorEnvelope = Type.Object({
+export const AnyErrorEnvelope = Type.Object({
   error: Type.Object({
     code: Type.Enum(Object.keys(errorCatalogue) as ErrorCode[]),
     message: Type.String(),
@@ -147,8 +147,8 @@ export const SeeOther = {
  * console's own files are stylesheets and scripts. Declared once for the whole console (src/surfaces/console/index.ts). */
 export const consoleResponses = {
   200: {
-    description: 'A console page (HTML); under /console/assets, a stylesheet or a script.',
-    content: { 'text/html': { schema: Type.String() }, 'text/css': { schema: Type.String() }, 'text/javascript': { schema: Type.String() } },
+    description: 'A console page (HTML); under /console/assets, a stylesheet, a script or the icon.',
+    content: { 'text/html': { schema: Type.String() }, 'text/css': { schema: Type.String() }, 'text/javascript': { schema: Type.String() }, 'image/svg+xml': { schema: Type.String() } },
   },
   303: SeeOther,
   // A request refused before the console's own handling (a body of another media type, a hostile URL, the rate

@@ -8,22 +8,34 @@ export interface ScopeDefinition {
   readonly id: string;
   /** `write` implies `read`; a scope whose highest level is `read` cannot be granted `write`. */
   readonly levelMax: ScopeLevel;
-  readonly description: string;
+  /** What each level lets a key do, in words (the console shows it beside the scope): `write` also grants `read`. */
+  readonly grants: { readonly read: string; readonly write?: string };
 }
+
+/** The read level of a scope whose routes all change something: no route asks for it yet. */
+const readReserved = (writes: string) => `Nothing yet: no route asks for this read level (${writes} needs write).`;
 
 /** The client's catalogue (its scope groups, in its order), listed whole so that keys minted today keep working as
  * the surfaces that need a scope arrive. */
 export const scopeDefinitions: readonly ScopeDefinition[] = [
-  { id: 'mcp.discovery', levelMax: 'read', description: 'Principal, intent reads and policy explanations: nothing that changes state.' },
-  { id: 'mcp.signal', levelMax: 'read', description: 'Standing reads: operator receipts and explanations, the portfolio summary and the signed portfolio export.' },
-  { id: 'mcp.compliance', levelMax: 'read', description: 'Audit export listing and reading.' },
-  { id: 'mcp.a2a', levelMax: 'write', description: 'Recognition-proof and mandate verification and task contracts (read); mandate import (write).' },
-  { id: 'mcp.receipts', levelMax: 'read', description: 'Protocol and agent receipt reads and verification.' },
-  { id: 'mcp.evidence', levelMax: 'write', description: 'Payee-signed completion evidence submission.' },
-  { id: 'mcp.spend', levelMax: 'write', description: 'Intent creation, capability verification and spend authorization.' },
-  { id: 'mcp.settlement', levelMax: 'write', description: 'Funding intents and confirming settlement: moves money, so never in a preset.' },
-  { id: 'mcp.sandbox', levelMax: 'write', description: 'Sandbox guardrail bootstrap and evidence.' },
+  { id: 'mcp.discovery', levelMax: 'read', grants: { read: 'Principal, intent reads and policy explanations: nothing that changes state.' } },
+  { id: 'mcp.signal', levelMax: 'read', grants: { read: 'Standing reads: operator receipts and explanations, the portfolio summary and the signed portfolio export.' } },
+  { id: 'mcp.compliance', levelMax: 'read', grants: { read: 'Audit export listing and reading.' } },
+  { id: 'mcp.a2a', levelMax: 'write', grants: { read: 'Recognition-proof and mandate verification, and task contracts.', write: 'Mandate import, besides what read grants.' } },
+  { id: 'mcp.receipts', levelMax: 'read', grants: { read: 'Protocol and agent receipt reads and verification.' } },
+  { id: 'mcp.evidence', levelMax: 'write', grants: { read: readReserved('submitting evidence'), write: 'Payee-signed completion evidence submission.' } },
+  { id: 'mcp.spend', levelMax: 'write', grants: { read: readReserved('creating intents and authorizing spend'), write: 'Intent creation, capability verification, spend authorization and agent run reports.' } },
+  { id: 'mcp.settlement', levelMax: 'write', grants: { read: readReserved('funding and confirming settlement'), write: 'Funding intents and confirming settlement: moves money, so never in a preset.' } },
+  { id: 'mcp.sandbox', levelMax: 'write', grants: { read: readReserved('the sandbox guardrail bootstrap and its evidence'), write: 'Sandbox guardrail bootstrap and evidence.' } },
 ];
+
+/** What `mcp.spend:write` (a scope at a level) grants, in words; undefined for anything that is not a known scope. */
+export function scopeGrant(scope: string): string | undefined {
+  const parsed = parseScope(scope);
+  if (parsed === undefined) return undefined;
+  const { grants } = definitionById.get(parsed.id)!;
+  return parsed.level === 'write' ? grants.write : grants.read;
+}
 
 export interface ScopePreset {
   readonly id: string;

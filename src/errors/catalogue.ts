@@ -249,6 +249,7 @@ export const errorCatalogue = {
 
   // ---- console: the operator console's own refusals (docs/console.md) ----
   'console.csrf_invalid': { status: 403, message: 'This form was not sent from a console page you opened (its security token is missing or does not match); reload the page and try again.' },
+  'console.key_kind_conflict': { status: 400, message: 'The kind of key and its scopes disagree: a standard key takes no scopes, a restricted key needs at least one. No key was created.' },
 
   // ---- internal ----
   'internal.error': { status: 500, message: 'An unexpected error occurred. Quote the request_id when reporting it.' },

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { DatabaseConfig } from './database.ts';
+import { createFolder, fileErrorReason } from './directories.ts';
 
 /** Connections the socket multiplexer accepts; PGlite runs one statement at a time behind it. */
 const embeddedConnectionsMax = 32;
@@ -37,7 +38,11 @@ const lockFileName = 'embedded.lock';
 /** Opens the embedded database in `dataDir` and serves it. Only one process may hold it: a second one gets an
  * error that says which process has it. */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    createFolder(dataDir, 0o700);
+  } catch (error) {
+    throw new EmbeddedDatabaseError(`SVC_DATA_DIR: cannot create ${dataDir}: ${fileErrorReason(error)}`);
+  }
   const releaseLock = acquireLock(dataDir);
   try {
     const database = await PGlite.create(path.join(dataDir, 'pgdata'));

@@ -6,6 +6,7 @@ import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from '
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GatewayJwks } from '../contracts/well-known.ts';
+import { createFolder, fileErrorReason } from './directories.ts';
 
 export interface GatewayKey {
   readonly kid: string;
@@ -146,7 +147,7 @@ export function readKeyFile(filePath: string): KeyFile {
 }
 
 export function writeKeyFile(filePath: string, file: KeyFile): void {
-  fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o700 });
+  createFolder(path.dirname(filePath), 0o700);
   // Write then rename, so a crash never leaves a half-written key file.
   const temporary = `${filePath}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
@@ -185,7 +186,7 @@ function namingTheSetting(setting: string, load: () => KeySource): KeySource {
   } catch (error) {
     if (error instanceof GatewayKeyError) throw new GatewayKeyError(`${setting}: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== undefined) throw new GatewayKeyError(`${setting}: cannot write the signing key file: ${(error as Error).message}`);
+    if (code !== undefined) throw new GatewayKeyError(`${setting}: cannot write the signing key file: ${fileErrorReason(error)}`);
     throw error;
   }
 }

@@ -12,6 +12,7 @@ import { mintRequestId } from '../infra/request-id.ts';
 import { validationFields } from '../infra/validation.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
 import { asServiceError } from '../services/pure-error-mapping.ts';
+import { logRequestCompleted } from './request-log.ts';
 
 /** Fastify's own client-error codes and the catalogue code each one becomes. */
 const fastifyCodes: Record<string, ErrorCode> = {
@@ -44,6 +45,7 @@ export function envelope(request: FastifyRequest, code: ErrorCode, message?: str
 function sendError(reply: FastifyReply, code: ErrorCode, message?: string, details?: ErrorDetails): FastifyReply {
   const retryAfterSeconds = retryAfterSecondsOf(code);
   if (retryAfterSeconds !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfterSeconds));
+  reply.errorCode = code;
   return reply.code(errorCatalogue[code].status).send(envelope(reply.request, code, message, details));
 }
 
@@ -95,7 +97,9 @@ function handleNotFound(this: FastifyInstance, request: FastifyRequest, reply: F
  * past the router's limit), before any hook has run; without it Fastify answers them in a body of its own. */
 export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.header('x-request-id', request.id);
-  return handleError(error, request, reply);
+  const answered = handleError(error, request, reply);
+  logRequestCompleted(request, reply);
+  return answered;
 }
 
 /** Node's HTTP parser errors, answered on the socket before a request exists (Fastify's `clientErrorHandler`). */
@@ -110,14 +114,14 @@ export function handleConnectionError(this: FastifyInstance, error: Error & { co
   const code = connectionErrorCodes[error.code ?? ''] ?? 'request.malformed_http';
   // Only the code: Node's parse error carries the raw bytes of the request, credentials included.
   const requestId = writeSocketRefusal(socket, code);
-  this.log.debug({ code: error.code, request_id: requestId }, 'malformed request refused');
+  this.log.info({ code: error.code, status_code: errorCatalogue[code].status, error_code: code, request_id: requestId }, 'malformed request refused');
   socket.destroy(error);
 }
 
 /** A CONNECT request (Node's `connect` event, which has no Fastify request): 400 in the envelope, then closed. */
 export function answerConnectRequest(app: FastifyInstance, socket: Duplex): void {
   const requestId = writeSocketRefusal(socket, 'request.malformed_http', 'CONNECT is a request to a proxy, and this service is not one.');
-  app.log.debug({ request_id: requestId }, 'CONNECT request refused');
+  app.log.info({ status_code: errorCatalogue['request.malformed_http'].status, error_code: 'request.malformed_http', request_id: requestId }, 'CONNECT request refused');
   socket.destroy();
 }
 

@@ -10,14 +10,18 @@ import { Policies } from './policies.ts';
 import { Registry } from './registry.ts';
 import { defaultSleep, jsonObjectOf, Transport, type FetchFunction, type TransportResponse } from './transport.ts';
 import type { Principal } from './types.ts';
+import { resolveCredential, type CredentialSource } from './stored-login.ts';
 import { resolveGatewayBaseUrl } from './url.ts';
 
 export interface SvcClientOptions {
-  /** A service-account API key (`svc_sk_…` / `svc_rk_…`); defaults to `SVC_API_KEY`. */
+  /** A service-account API key (`svc_sk_…` / `svc_rk_…`); defaults to `SVC_API_KEY`, then to the credential
+   * `svc login` stored (with the server it was obtained from; docs/sdk.md#credentials). */
   readonly apiKey?: string;
-  /** Wins over `SVC_GATEWAY_URL`, then `SVC_GATEWAY_BASE_URL`, then `http://127.0.0.1:8080`. No `/v1` in it. */
+  /** Wins over `SVC_GATEWAY_URL`, then `SVC_GATEWAY_BASE_URL`, then the stored login's server when its credential is
+   * used, then `http://127.0.0.1:8080`. No `/v1` in it. */
   readonly gatewayBaseUrl?: string;
-  /** Where `SVC_GATEWAY_URL`, `SVC_GATEWAY_BASE_URL` and `SVC_API_KEY` are read; defaults to `process.env`. */
+  /** Where `SVC_GATEWAY_URL`, `SVC_GATEWAY_BASE_URL`, `SVC_API_KEY` and the stored login's folder (`XDG_CONFIG_HOME`,
+   * `HOME`) are read; defaults to `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Open fails with `GatewayAuthError` when the credential's tenant is of another environment. */
   readonly expectedEnvironment?: 'sandbox' | 'live';
@@ -45,12 +49,6 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
   return chosen;
 }
 
-function apiKeyOf(options: SvcClientOptions): string {
-  const apiKey = options.apiKey ?? (options.env ?? process.env)['SVC_API_KEY'];
-  if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new SvcConfigurationError('apiKey is required (or set SVC_API_KEY).');
-  if (/\s/.test(apiKey.trim())) throw new SvcConfigurationError('apiKey must not contain whitespace.');
-  return apiKey.trim();
-}
 
 export class SvcClient {
   /** The tenant realm every call is scoped to, from the credential (never from input). */
@@ -61,6 +59,8 @@ export class SvcClient {
   readonly principal: Principal;
   /** The resolved base URL, without a trailing slash. */
   readonly gatewayBaseUrl: string;
+  /** Where the credential came from: the `apiKey` option, `SVC_API_KEY`, or the stored login. */
+  readonly credentialSource: CredentialSource;
   readonly intents: Intents;
   readonly capabilities: Capabilities;
   readonly spend: Spend;
@@ -68,7 +68,8 @@ export class SvcClient {
   readonly ledger: Ledger;
   readonly registry: Registry;
 
-  private constructor(core: ClientCore, principal: Principal) {
+  private constructor(core: ClientCore, principal: Principal, credentialSource: CredentialSource) {
+    this.credentialSource = credentialSource;
     this.tenantId = core.tenantId;
     this.environment = core.environment;
     this.principal = principal;
@@ -85,9 +86,10 @@ export class SvcClient {
   static async open(options: SvcClientOptions = {}): Promise<SvcClient> {
     const now = options.now ?? Date.now;
     const sleep = options.sleep ?? defaultSleep;
+    const credential = resolveCredential(options, (gatewayBaseUrl) => resolveGatewayBaseUrl({ gatewayBaseUrl, ...(options.env ? { env: options.env } : {}) }));
     const transport = new Transport({
-      baseUrl: resolveGatewayBaseUrl({ gatewayBaseUrl: options.gatewayBaseUrl, ...(options.env ? { env: options.env } : {}) }),
-      apiKey: apiKeyOf(options),
+      baseUrl: credential.gatewayBaseUrl,
+      apiKey: credential.apiKey,
       refreshApiKey: options.refreshApiKey,
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),
       attemptsMax: positiveInteger(options.attemptsMax, attemptsMaxDefault, 'attemptsMax', attemptsMaxLimit),
@@ -102,7 +104,7 @@ export class SvcClient {
       throw new GatewayAuthError(`The credential is of a ${principal.environment} tenant, not ${options.expectedEnvironment}.`);
     }
     const core = new ClientCore({ transport, tenantId: principal.tenant_id, environment: principal.environment, agent: options.agent, now, sleep });
-    return new SvcClient(core, principal);
+    return new SvcClient(core, principal, credential.source);
   }
 }
 

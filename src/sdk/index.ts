@@ -23,6 +23,7 @@ export {
   type DeviceLoginPrompt,
   type DeviceLoginSession,
 } from './device-login.ts';
+export { readStoredLogin, storedLoginPath, type CredentialSource, type StoredLogin } from './stored-login.ts';
 export {
   EngineHttpError,
   FundingFailedError,

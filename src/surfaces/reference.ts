@@ -1,17 +1,21 @@
 // The API's description of itself (docs/api.md): the OpenAPI 3.1 document generated from the route contracts
 // (`GET /openapi.json`), and a reference page rendering it (`GET /docs`), served from the process with no CDN.
 // Tags per surface and security schemes are derived here from each route's URL and `config.access`, once, so that
-// no route restates them.
-import { readFileSync } from 'node:fs';
+// no route restates them; the named contracts are hoisted into components.schemas, and `servers` names this service.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import fastifyPlugin from 'fastify-plugin';
 import fastifySwagger from '@fastify/swagger';
 import scalarReference from '@scalar/fastify-api-reference';
 import { bodyErrorStatuses, ErrorEnvelope, OpenObject, publicErrors } from '../contracts/common.ts';
+import { componentSchemas } from '../contracts/components.ts';
+import { publicBaseUrlOf } from '../config.ts';
+import { packageVersion } from '../infra/package-version.ts';
+import { hoistNamedSchemas } from './openapi-components.ts';
 import type { RouteAccess } from '../plugins/access.ts';
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** The contracts the document names in components.schemas (src/contracts/components.ts). */
+const componentNames: ReadonlySet<string> = new Set(componentSchemas.keys());
 
 export const openApiPath = '/openapi.json';
 export const referencePagePath = '/docs';
@@ -20,12 +24,17 @@ export const referencePagePath = '/docs';
  * carry no `config.access` of their own. Listed exactly, so that no other route can become public by its prefix. */
 export const referencePageRoutes: readonly string[] = [referencePagePath, `${referencePagePath}/`, `${referencePagePath}/js/scalar.js`];
 
+/** The copies of the document the plugin also offers under its prefix. They are not registered: the page reads the
+ * one public document at `openApiPath`, and a second copy would be a second thing to keep right. */
+const declinedReferenceRoutes: readonly string[] = [`${referencePagePath}/openapi.json`, `${referencePagePath}/openapi.yaml`];
+
 /** Registers the reference page: @scalar/fastify-api-reference adds its routes without a `config.access`, so inside
  * this plugin's own context each route it adds is declared public as it is added — only its routes, whose paths
  * are checked against `referencePageRoutes`. */
 async function referencePage(page: FastifyInstance): Promise<void> {
   const route = page.route.bind(page);
   page.route = ((options: RouteOptions) => {
+    if (declinedReferenceRoutes.includes(options.url)) return page;
     if (!referencePageRoutes.includes(options.url)) throw new Error(`the reference page adds ${options.url}, which is not one of its known routes`);
     return route({ ...options, config: { ...options.config, access: { public: true } } });
   }) as typeof page.route;
@@ -58,6 +67,7 @@ const tagsBySegment: Record<string, string> = {
   signal: 'standing',
   'openapi.json': 'reference',
   docs: 'reference',
+  'favicon.ico': 'console',
 };
 export const surfaceTags = [
   { name: 'gateway', description: 'Tenants, keys, policies, protocol v2 artifacts, sign-in (docs/architecture.md).' },
@@ -122,6 +132,8 @@ export const openApiDocument = fastifyPlugin(
         tags: surfaceTags,
         components: { securitySchemes },
       },
+      // The named contracts once, in components.schemas, referred to from every operation (docs/api.md#components).
+      transformObject: (documentObject) => hoistNamedSchemas((documentObject as { openapiObject: Record<string, unknown> }).openapiObject, componentNames),
       transform: ({ schema, url, route }) => {
         const access = route.config?.access;
         const declared = (schema ?? {}) as Record<string, unknown>;
@@ -143,7 +155,8 @@ export async function referenceRoutes(app: FastifyInstance): Promise<void> {
       config: { access: { public: true } },
       schema: { summary: 'This API as an OpenAPI 3.1 document', response: { 200: OpenObject('The OpenAPI 3.1 document.'), ...publicErrors() } },
     },
-    async () => app.swagger() as unknown as Record<string, unknown>,
+    // The document is built once; the server it names is the one this request reached, or SVC_PUBLIC_URL.
+    async (request) => ({ ...(app.swagger() as unknown as Record<string, unknown>), servers: [{ url: publicBaseUrlOf(app.publicBaseUrl, request) }] }),
   );
   await app.register(referencePage);
 }

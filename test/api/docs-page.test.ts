@@ -46,6 +46,8 @@ describe('GET /docs', () => {
     const script = await app.inject({ method: 'GET', url: '/docs/js/scalar.js' });
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toContain('javascript');
+    // The page reads the one document at /openapi.json; the package's own copies under /docs/ are not served.
+    for (const copy of ['/docs/openapi.json', '/docs/openapi.yaml']) expect((await app.inject({ method: 'GET', url: copy })).statusCode).toBe(404);
   });
 
   it('renders in Chromium with the route list visible, asking nothing of any other host', async () => {

@@ -11,6 +11,7 @@ import { closedSchema } from '../../src/plugins/response-validation.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { captureMainFlow, capturedExampleNames, type CapturedExamples } from './main-flow-capture.ts';
+import { dereferenced } from './openapi-document.ts';
 
 type AddFormats = (ajv: Ajv) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats));
@@ -39,7 +40,8 @@ beforeAll(async () => {
   app = await buildTestApp(database.connection);
   const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
   expect(answer.statusCode).toBe(200);
-  document = answer.json();
+  // Each schema in place of its reference: an example is checked against the whole schema it illustrates.
+  document = dereferenced(answer.json());
   live = await captureMainFlow(app, database.connection);
 });
 

@@ -12,10 +12,12 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codesOfStatus } from '../../src/contracts/common.ts';
 import { unsupportedIntegrations } from '../../src/surfaces/gateway/routes/provider-integrations.ts';
+import { componentSchemas } from '../../src/contracts/components.ts';
 import { referencePageRoutes } from '../../src/surfaces/reference.ts';
 import { buildTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { projectRoot } from '../helpers/server-process.ts';
+import { dereferenced } from './openapi-document.ts';
 
 interface Operation {
   tags?: string[];
@@ -26,8 +28,9 @@ interface Operation {
 interface Document {
   openapi: string;
   info: { version: string };
+  servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, unknown> };
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Record<string, unknown>> };
 }
 
 let database: TestDatabase;
@@ -97,10 +100,64 @@ describe('GET /openapi.json', () => {
   });
 
   it('restricts each error envelope to the catalogue codes of its status', () => {
-    const operation = document.paths['/harbor/intents/{intent_id}']!['get']!;
+    const operation = dereferenced(document).paths['/harbor/intents/{intent_id}']!['get']!;
     const schema = (operation.responses['404']!.content!['application/json'] as { schema: { properties: { error: { properties: { code: { enum: string[] } } } } } }).schema;
     expect(schema.properties.error.properties.code.enum).toEqual(codesOfStatus(404));
     expect(codesOfStatus(404)).toContain('intent.not_found');
+  });
+
+  it('names the shared schemas once in components.schemas, and every operation refers to them', () => {
+    const schemas = document.components.schemas;
+    for (const name of ['Intent', 'IntentList', 'Principal', 'ApiKey', 'LedgerEvents', 'ErrorEnvelope404', 'ErrorEnvelope400']) expect(schemas[name], name).toBeDefined();
+    // Only names of the contracts (src/contracts/components.ts) are used.
+    expect(Object.keys(schemas).filter((name) => !componentSchemas.has(name))).toEqual([]);
+    const intentRead = document.paths['/harbor/intents/{intent_id}']!['get']!;
+    expect((intentRead.responses['200']!.content!['application/json'] as { schema: unknown }).schema).toEqual({ $ref: '#/components/schemas/Intent' });
+    expect((intentRead.responses['404']!.content!['application/json'] as { schema: unknown }).schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope404' });
+    expect(schemas['IntentList']).toMatchObject({ properties: { data: { items: { $ref: '#/components/schemas/Intent' } } } });
+
+    // No copy of a named schema is left inline, every reference names a schema, and every schema is referred to.
+    const inline: string[] = [];
+    const referenced = new Set<string>();
+    const walk = (node: unknown, where: string, insideComponent: string | undefined): void => {
+      if (Array.isArray(node)) return node.forEach((member, index) => walk(member, `${where}/${index}`, insideComponent));
+      if (node === null || typeof node !== 'object') return;
+      const { title, $ref: reference } = node as { title?: unknown; $ref?: unknown };
+      if (typeof title === 'string' && componentSchemas.has(title) && title !== insideComponent) inline.push(`${where}: ${title}`);
+      if (typeof reference === 'string') referenced.add(reference.replace('#/components/schemas/', ''));
+      for (const [key, member] of Object.entries(node)) if (key !== 'examples' && key !== 'example') walk(member, `${where}/${key}`, undefined);
+    };
+    walk(document.paths, '#/paths', undefined);
+    for (const [name, schema] of Object.entries(schemas)) walk(schema, `#/components/schemas/${name}`, name);
+    expect(inline).toEqual([]);
+    expect([...referenced].filter((name) => schemas[name] === undefined)).toEqual([]);
+    expect(Object.keys(schemas).filter((name) => !referenced.has(name))).toEqual([]);
+  });
+
+  it('names the server the document was read from, or SVC_PUBLIC_URL when it is set', async () => {
+    const read = await app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'api.example.test:8443' } });
+    expect(read.json().servers).toEqual([{ url: 'http://api.example.test:8443' }]);
+    const configured = await buildTestApp(database.connection, undefined, undefined, undefined, { publicBaseUrl: 'https://svc.example.com' });
+    try {
+      const answer = await configured.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'internal:8080' } });
+      expect(answer.json().servers).toEqual([{ url: 'https://svc.example.com' }]);
+    } finally {
+      await configured.close();
+    }
+  });
+
+  it('documents GET and DELETE /mcp: always 405 with `Allow: POST`, and why', () => {
+    const operations = document.paths['/mcp']!;
+    for (const method of ['get', 'delete']) {
+      const operation = operations[method]! as Operation & { summary: string; description: string };
+      expect(operation.summary, method).toMatch(/not offered \(405\)/);
+      expect(operation.description).toContain('stateless');
+      const refused = operation.responses['405']! as { description: string; headers?: Record<string, { schema: unknown }>; content?: Record<string, unknown> };
+      expect(refused.description).toMatch(/stateless.*POST each message/);
+      expect(refused.headers?.['allow']?.schema).toMatchObject({ const: 'POST' });
+      expect(refused.content?.['application/json']).toEqual({ schema: { $ref: '#/components/schemas/ErrorEnvelope405' } });
+    }
+    expect(operations['get']!['summary' as never]).not.toBe(operations['delete']!['summary' as never]);
   });
 
   it('tags each route with its surface and names the credentials that open it', () => {
@@ -118,7 +175,11 @@ describe('a client generated from the document', () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-client-'));
     try {
       const ast = await openapiTS(structuredClone(document) as never);
-      fs.writeFileSync(path.join(folder, 'api.d.ts'), astToString(ast));
+      const declarations = astToString(ast);
+      // One type per shared schema, which every operation's types refer to (not a copy per operation).
+      expect(declarations.match(/^ {8}Intent: \{$/gm)).toHaveLength(1);
+      expect(declarations).toContain('components["schemas"]["Intent"]');
+      fs.writeFileSync(path.join(folder, 'api.d.ts'), declarations);
       fs.writeFileSync(path.join(folder, 'calls.ts'), clientCalls);
       fs.writeFileSync(path.join(folder, 'tsconfig.json'), JSON.stringify({
         compilerOptions: { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: true, types: [] },

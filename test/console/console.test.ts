@@ -80,6 +80,13 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
     const { page } = await harness.newPage();
     await signIn(harness, page, await harness.member('admin'));
     await page.goto('/console/api-keys');
+    // Ticking a preset makes the key restricted, in sight, before anything is sent.
+    const preset = page.locator('input[name="scopes"][value="mcp-readonly"]');
+    expect(await page.getByLabel('Kind').inputValue()).toBe('standard');
+    await preset.check();
+    expect(await page.getByLabel('Kind').inputValue()).toBe('restricted');
+    await preset.uncheck();
+    await page.getByLabel('Kind').selectOption('standard');
     await page.getByLabel('Name').fill('browser test key');
     await page.getByLabel('Role').selectOption('operator');
     await page.getByRole('button', { name: 'Create key' }).click();

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jwtAudiences, signGatewayJwt } from '../../src/credentials/gateway-jwt.ts';
 import type { Role } from '../../src/credentials/roles.ts';
 import { Database } from '../../src/infra/database.ts';
-import { takeOutboxCode } from '../../src/services/sign-in-service.ts';
 import { createUser } from '../../src/services/user-service.ts';
 import { bearer, buildTestApp, createTestTenant, LogCapture, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { ConsoleHttpClient } from './http-client.ts';
 
 let database: TestDatabase;
 let system: Database;
@@ -32,51 +32,10 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** A browser's cookie jar for one site, enough for these tests. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  readonly setCookieLines: string[] = [];
-  constructor(
-    readonly host = '127.0.0.1',
-    readonly remoteAddress = '127.0.0.1',
-  ) {}
-
-  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    const body = new URLSearchParams();
-    for (const [name, value] of Object.entries(form ?? {})) for (const item of [value].flat()) body.append(name, item);
-    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await app.inject({
-      method,
-      url,
-      remoteAddress: this.remoteAddress,
-      headers: { host: this.host, ...(cookie ? { cookie } : {}), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
-      ...(form ? { payload: body.toString() } : {}),
-    });
-    for (const line of [response.headers['set-cookie'] ?? []].flat()) {
-      this.setCookieLines.push(line);
-      const [pair] = line.split(';');
-      const [name, value] = pair!.split('=');
-      if (/Max-Age=0\b/.test(line)) this.cookies.delete(name!);
-      else this.cookies.set(name!, value!);
-    }
-    return response;
-  }
-
-  get csrfToken(): string {
-    return this.cookies.get('svc_console_csrf')!;
-  }
-
-  /** Signs in as a person with the outbox code, through the console's own forms. */
-  async signIn(email: string): Promise<string> {
-    await this.request('GET', '/console/sign-in');
-    const started = await this.request('POST', '/console/sign-in', { csrf_token: this.csrfToken, email });
-    expect(started.statusCode).toBe(200);
-    const challengeId = /name="challenge_id" value="(lch_[0-9a-f]{32})"/.exec(started.body)![1]!;
-    const code = (await takeOutboxCode(system, email))!.code;
-    const verified = await this.request('POST', '/console/sign-in/verify', { csrf_token: this.csrfToken, challenge_id: challengeId, email, code });
-    expect(verified.statusCode, verified.body).toBe(303);
-    expect(verified.headers.location).toBe('/console');
-    return this.cookies.get('svc_console_session')!;
+/** A browser of this file's app. */
+class Browser extends ConsoleHttpClient {
+  constructor(host?: string, remoteAddress?: string) {
+    super(app, system, host, remoteAddress);
   }
 }
 

@@ -67,6 +67,122 @@ describe('help', () => {
   });
 });
 
+describe('groups, typos and wrong options', () => {
+  const groups = [...new Set(cliCommands.filter((command) => command.name.includes(' ')).map((command) => command.name.split(' ')[0]!))];
+
+  it('finds the groups (so the checks below cannot pass on none)', () => {
+    expect(groups).toEqual(expect.arrayContaining(['tenant', 'key', 'ledger', 'audit', 'signing-key']));
+  });
+
+  it.each(groups)('`svc %s --help` lists that group\'s commands, exit 0', async (group) => {
+    const help = await runCli([group, '--help'], {});
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout.startsWith(`usage: svc ${group} <command> [options]`)).toBe(true);
+    for (const command of cliCommands.filter((entry) => entry.name.startsWith(`${group} `))) expect(help.stdout).toContain(`  ${command.name} `);
+  });
+
+  it('`svc help <group>` is the same page; a group without a command says one is needed, exit 2', async () => {
+    expect((await runCli(['help', 'signing-key'], {})).stdout).toBe((await runCli(['signing-key', '-h'], {})).stdout);
+    const bare = await runCli(['tenant'], {});
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('"svc tenant" needs a command');
+    expect(bare.stderr).toContain('usage: svc tenant <command>');
+  });
+
+  it('a mistyped command gets "did you mean", with its group\'s usage when the group is right', async () => {
+    const typo = await runCli(['tenant', 'craete'], {});
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.split('\n')[0]).toBe('svc: unknown command "tenant craete"; did you mean "tenant create"?');
+    expect(typo.stderr).toContain('usage: svc tenant <command>');
+    expect((await runCli(['ledgr', 'verify'], {})).stderr).toContain('did you mean "ledger verify"?');
+    // One word that is the second word of commands names them all.
+    expect((await runCli(['verify'], {})).stderr).toContain('did you mean "ledger verify", "audit verify" or "receipt verify"?');
+  });
+
+  it('an unknown option gets the closest known ones; a missing value and a stray word are said in our words', async () => {
+    const unknown = await runCli(['key', 'create', '--tenant', 'acme'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe('svc: unknown option --tenant; did you mean --tenant-id?');
+    for (const args of [['key', 'create', '--tenant-id'], ['key', 'create', '--tenant-id', '--role', 'agent']]) {
+      const missing = await runCli(args, {});
+      expect(missing.code).toBe(2);
+      expect(missing.stderr.split('\n')[0]).toBe('svc: --tenant-id needs a value (one that starts with a dash is written --tenant-id=-…)');
+      // Not Node's parser wording.
+      expect(missing.stderr).not.toMatch(/argument missing|ambiguous|<value>/);
+    }
+    expect((await runCli(['migrate', '--json=yes'], {})).stderr.split('\n')[0]).toBe('svc: --json takes no value');
+    expect((await runCli(['migrate', 'now'], {})).stderr.split('\n')[0]).toBe('svc: unexpected argument "now"');
+  });
+
+  it('--scopes with an unknown scope names it and suggests the closest, with every scope and preset in the details, before any database work', async () => {
+    const result = await runCli(['key', 'create', '--tenant-id', 'nobody', '--role', 'agent', '--scopes', 'mcp-readonly,foo,mcp.spend:wrte'], { DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/unused' });
+    expect(result.code).toBe(1);
+    const [first, details] = result.stderr.split('\n');
+    expect(first).toBe('svc: api_key.scope_unknown: unknown scopes "foo", "mcp.spend:wrte": neither a catalogue scope at an allowed level nor a preset; did you mean "mcp.spend:write"?');
+    expect(JSON.parse(details!.replace(/^ {2}details: /, ''))).toMatchObject({
+      unknown_scopes: ['foo', 'mcp.spend:wrte'],
+      known_scopes: expect.arrayContaining(['mcp.spend:write', 'mcp.discovery:read']),
+      known_presets: ['mcp-readonly', 'mcp-spend-operator', 'mcp-sandbox-agent'],
+      did_you_mean: ['mcp.spend:write'],
+    });
+  });
+
+  it('with --json a failure is one JSON line on stdout, with its code, whatever failed', async () => {
+    const usage = await runCli(['tenant', 'craete', '--json'], {});
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toBe('');
+    expect(JSON.parse(usage.stdout)).toEqual({ error: { code: 'cli.usage', message: 'unknown command "tenant craete"; did you mean "tenant create"?', details: { did_you_mean: ['tenant create'] } } });
+
+    const missingValue = await runCli(['key', 'create', '--tenant-id', '--json'], {});
+    expect(missingValue.code).toBe(2);
+    expect(JSON.parse(missingValue.stdout).error).toMatchObject({ code: 'cli.usage', message: expect.stringContaining('--tenant-id needs a value') });
+
+    const operation = await runCli(['key', 'create', '--tenant-id', 'nobody', '--role', 'agent', '--json'], env);
+    expect(operation.code).toBe(1);
+    expect(operation.stderr).toBe('');
+    expect(JSON.parse(operation.stdout)).toEqual({ error: { code: 'tenant.not_found', message: expect.any(String), details: { tenant_id: 'nobody' } } });
+
+    const configuration = await runCli(['migrate', '--json'], { DATABASE_URL: 'mysql://db.example.com/svc' });
+    expect(configuration.code).toBe(1);
+    expect(JSON.parse(configuration.stdout).error).toMatchObject({ code: 'cli.configuration', message: expect.stringContaining('DATABASE_URL') });
+  });
+
+  it('without --json an operation\'s error details follow its code and message', async () => {
+    const result = await runCli(['key', 'create', '--tenant-id', 'nobody', '--role', 'agent'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^svc: tenant\.not_found: .+\n {2}details: \{"tenant_id":"nobody"\}\n$/);
+  });
+});
+
+describe('svc audit verify on what is not a bundle', () => {
+  it('a missing file is one line (exit 2), with --json a JSON error; a key that is not a key is refused before any work', async () => {
+    const missing = await runCli(['audit', 'verify', '--bundle', '/nonexistent/bundle.zip'], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.split('\n')[0]).toBe('svc: cannot read --bundle /nonexistent/bundle.zip: no such file or directory (ENOENT)');
+    expect(missing.stderr).not.toContain('open \'');
+    const missingJson = await runCli(['audit', 'verify', '--bundle', '/nonexistent/bundle.zip', '--json'], {});
+    expect(JSON.parse(missingJson.stdout).error).toMatchObject({ code: 'cli.usage', message: expect.stringContaining('ENOENT') });
+
+    const badKey = await runCli(['audit', 'verify', '--bundle', '/nonexistent/bundle.zip', '--public-key', 'not-a-key'], {});
+    expect(badKey.code).toBe(2);
+    expect(badKey.stderr.split('\n')[0]).toBe('svc: --public-key must be 64 hex digits: an Ed25519 public key, as GET /harbor/ledger/v1/authority answers it');
+    expect(badKey.stdout).toBe('');
+  });
+
+  it('a file that is not a bundle tells its problem without "job ? of ?" lines', async () => {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-cli-not-bundle-'));
+    try {
+      const file = path.join(directory, 'notes.txt');
+      fs.writeFileSync(file, 'not a zip');
+      const result = await runCli(['audit', 'verify', '--bundle', file], {});
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe(`bundle ${file}: not verified, its manifest could not be read\n1 problem(s):\n  - not a readable ZIP (invalid zip data)\n`);
+    } finally {
+      fs.rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
 describe.skipIf(!hasScript)('progress of long jobs', () => {
   it('`svc migrate` shows each migration on a terminal, and nothing on a pipe or with --json', async () => {
     const first = await createTestDatabase({ migrate: false });
@@ -138,6 +254,14 @@ describe.skipIf(!hasScript)('progress of long jobs', () => {
       const piped = await runCli(['audit', 'verify', '--bundle', bundlePath], {});
       expect(piped.code).toBe(0);
       expect(piped.stderr).toBe('');
+
+      // Another deployment's key: the bundle is still read and described, and the signature is the problem.
+      const otherKey = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a';
+      const wrongKey = await runCli(['audit', 'verify', '--bundle', bundlePath, '--public-key', otherKey], {});
+      expect(wrongKey.code).toBe(1);
+      expect(wrongKey.stdout).toContain(`job ${job.job_id} of ${tenant.tenantId}`);
+      expect(wrongKey.stdout).not.toContain('?');
+      expect(wrongKey.stdout).toMatch(/ {2}- manifest signature: /);
     } finally {
       await app.close();
       fs.rmSync(directory, { recursive: true, force: true });

@@ -64,6 +64,24 @@ describe('a bad setting stops the start with one line naming it', () => {
     expectOneLineRefusal(await runServerUntilExit(env), variable);
   });
 
+  // A folder that cannot be created under a parent that exists but refuses every entry (procfs) once kept Node's
+  // recursive mkdir spinning forever; the start (and the CLI) must end at once, saying which folder and why.
+  const validKeySet = JSON.stringify({ keys: [{ kid: 'k1', seed_hex: '1'.repeat(64), status: 'active', created_at: '2026-01-01T00:00:00Z' }] });
+  it.each([
+    ['the signing key file in it', { SVC_DATA_DIR: '/proc/nope' }],
+    ['the embedded database in it', { SVC_DATA_DIR: '/proc/nope', SVC_SIGNING_KEYS: validKeySet }],
+  ])('SVC_DATA_DIR where no folder can be made (%s) is refused in one line, not a hang', async (_case, env) => {
+    const result = await runServerUntilExit(env, 20_000);
+    expectOneLineRefusal(result, 'SVC_DATA_DIR');
+    expect(result.stderr).toContain('no such file or directory (ENOENT)');
+  });
+
+  it('the CLI on an SVC_DATA_DIR where no folder can be made says so in one line, exit 1', async () => {
+    const result = await runCli(['migrate'], { SVC_DATA_DIR: '/proc/nope', DATABASE_URL: undefined });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toBe('svc: SVC_DATA_DIR: cannot create /proc/nope: no such file or directory (ENOENT)\n');
+  });
+
   it('an unreachable DATABASE_URL says so, names the variable, and never repeats its password', async () => {
     const result = await runServerUntilExit({ DATABASE_URL: 'postgresql://svc:hunter2@127.0.0.1:1/svc' });
     expectOneLineRefusal(result, 'DATABASE_URL');

@@ -1,16 +1,18 @@
 // `svc login` as a child process against a listening server: it prints a code, a person signed in with a one-time
-// code approves it over HTTP, and the CLI keeps the session in a 0600 credentials file that `svc logout` removes.
-// A denied code exits 1 and writes nothing. The CLI waits the server's real interval (5 s) between polls.
+// code approves it over HTTP, and the CLI keeps the session in a 0600 credentials file that `svc whoami`, the
+// TypeScript SDK and the Python SDK use when given no key, and that `svc logout` removes. A denied code exits 1 and
+// writes nothing. The CLI waits the server's real interval (5 s) between polls.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SvcClient } from '../../src/sdk/index.ts';
 import { Database } from '../../src/infra/database.ts';
 import { takeOutboxCode } from '../../src/services/sign-in-service.ts';
 import { createUser } from '../../src/services/user-service.ts';
-import { bearer, buildTestApp, createTestTenant } from '../helpers/app.ts';
+import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { projectRoot, runCli } from '../helpers/server-process.ts';
 
@@ -19,13 +21,14 @@ let app: FastifyInstance;
 let baseUrl: string;
 let system: Database;
 let configHome: string;
+let acme: TestTenant;
 
 beforeAll(async () => {
   database = await createTestDatabase();
   app = await buildTestApp(database.connection);
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   system = new Database({ ...database.connection, max: 2 });
-  await createTestTenant(database.connection, 'sandbox', 'acme');
+  acme = await createTestTenant(database.connection, 'sandbox', 'acme');
   configHome = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-login-'));
 });
 
@@ -66,6 +69,17 @@ function startLogin(args: string[]) {
   return { userCode, exited };
 }
 
+/** Runs Debian's python3 with the repository's Python SDK on its path. */
+function runPython(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('/usr/bin/python3', ['-B', ...args], { cwd: projectRoot, env: { ...process.env, ...env, PYTHONPATH: path.join(projectRoot, 'python') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
 const approve = (token: string, userCode: string, decision: 'approve' | 'deny') =>
   app.inject({ method: 'POST', url: '/v1/auth/device/approve', headers: bearer(token), payload: { user_code: userCode, decision } });
 
@@ -92,6 +106,24 @@ it('svc login: the person approves the printed code, the session lands in a 0600
   const principal = await app.inject({ method: 'GET', url: '/v1/auth/principal', headers: bearer(kept.access_token) });
   expect(principal.json()).toMatchObject({ key_kind: 'session', subject: ann.userId });
 
+  // Nothing else given, the CLI and both SDKs act as Ann through the stored session, on the server it came from.
+  const noKey = { XDG_CONFIG_HOME: configHome, SVC_API_KEY: undefined, SVC_GATEWAY_URL: undefined, SVC_GATEWAY_BASE_URL: undefined };
+  const whoami = await runCli(['whoami', '--json'], noKey);
+  expect(whoami.code, whoami.stderr).toBe(0);
+  expect(JSON.parse(whoami.stdout)).toMatchObject({ server: baseUrl, credential_source: 'stored_login', tenant_id: 'acme', key_kind: 'session', subject: ann.userId, role: 'operator' });
+  const client = await SvcClient.open({ env: { XDG_CONFIG_HOME: configHome } });
+  expect(client).toMatchObject({ credentialSource: 'stored_login', gatewayBaseUrl: baseUrl, tenantId: 'acme' });
+  expect(client.principal.subject).toBe(ann.userId);
+  const python = await runPython(['-c', 'from svc_settlement import SvcClient\nwith SvcClient.open() as client: print(client.credential_source, client.principal["subject"])'], noKey);
+  expect(python.code, python.output).toBe(0);
+  expect(python.output.trim()).toBe(`stored_login ${ann.userId}`);
+  // An API key given wins over the stored login: --api-key, then SVC_API_KEY.
+  const fromEnvironment = await runCli(['whoami', '--json'], { ...noKey, SVC_API_KEY: acme.adminKey, SVC_GATEWAY_URL: baseUrl });
+  expect(JSON.parse(fromEnvironment.stdout)).toMatchObject({ credential_source: 'environment', key_kind: 'standard', role: 'admin' });
+  const fromOption = await runCli(['whoami', '--api-key', acme.adminKey, '--server', baseUrl], { ...noKey, SVC_API_KEY: 'svc_sk_sandbox_not_this_one' });
+  expect(fromOption.code, fromOption.stderr).toBe(0);
+  expect(fromOption.stdout).toContain('credential from --api-key');
+
   const logout = await runCli(['logout', '--json'], { XDG_CONFIG_HOME: configHome });
   expect(logout.code).toBe(0);
   expect(JSON.parse(logout.stdout)).toEqual({ credentials_file: file, removed: true });
@@ -99,6 +131,10 @@ it('svc login: the person approves the printed code, the session lands in a 0600
   const again = await runCli(['logout'], { XDG_CONFIG_HOME: configHome });
   expect(again.code).toBe(0);
   expect(again.stdout).toContain('Not signed in');
+  // Signed out and given no key: said in one line, exit 1.
+  const signedOut = await runCli(['whoami'], noKey);
+  expect(signedOut.code).toBe(1);
+  expect(signedOut.stderr).toBe('svc: apiKey is required (or set SVC_API_KEY, or sign in with `svc login`).\n');
 }, 60_000);
 
 it('svc login: a denied code exits 1 and keeps nothing', async () => {

@@ -371,13 +371,14 @@ describe('svc user create / svc auth outbox', () => {
 
     const again = await runCli(['user', 'create', '--tenant-id', 'acme', '--email', 'cli.user@example.com', '--role', 'admin', '--json'], env);
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain('user.already_member');
+    // With --json the failure is a JSON line on stdout too.
+    expect(JSON.parse(again.stdout).error.code).toBe('user.already_member');
     expect((await runCli(['user', 'create', '--tenant-id', 'nope', '--email', 'x@example.com', '--role', 'admin'], env)).stderr).toContain('tenant.not_found');
     expect((await runCli(['user', 'create', '--tenant-id', 'acme', '--email', 'x@example.com', '--role', 'owner'], env)).code).toBe(2);
 
     const none = await runCli(['auth', 'outbox', '--email', 'cli.user@example.com', '--json'], env);
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/no undelivered sign-in code/);
+    expect(JSON.parse(none.stdout).error.message).toMatch(/no undelivered sign-in code/);
 
     await start('cli.user@example.com');
     const latest = (await start('cli.user@example.com')).json().challenge_id;

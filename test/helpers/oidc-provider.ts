@@ -62,6 +62,9 @@ export async function startTestIdentityProvider(options: { emailInIdToken: boole
     // false: the ID token carries the email claims (most providers); true: only userinfo does (oidc-provider's default).
     conformIdTokenClaims: !options.emailInIdToken,
     features: { devInteractions: { enabled: false } },
+    // Stated rather than left to the provider's defaults, which announce themselves on stdout when first used.
+    ttl: { AccessToken: 3600, AuthorizationCode: 60, Grant: 3600, IdToken: 3600, Interaction: 600, Session: 3600 },
+    adapter: memoryAdapterFor(new Map()),
     pkce: { required: () => true },
     interactions: { url: (_context: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_context: unknown, accountId: string) => {
@@ -101,6 +104,41 @@ export async function startTestIdentityProvider(options: { emailInIdToken: boole
     providerHandler(request, response);
   };
   return testProvider;
+}
+
+/** What the provider stores (sessions, interactions, grants, codes, tokens), kept in a map this provider alone owns,
+ * so that two providers in one test file share nothing. Only the lookups the authorization code flow makes. */
+function memoryAdapterFor(records: Map<string, Record<string, unknown>>) {
+  return class TestProviderAdapter {
+    constructor(private readonly model: string) {}
+    private key(id: string): string {
+      return `${this.model}:${id}`;
+    }
+    async upsert(id: string, payload: Record<string, unknown>): Promise<void> {
+      records.set(this.key(id), payload);
+      if (typeof payload['uid'] === 'string') records.set(`${this.model}:uid:${payload['uid']}`, { id });
+    }
+    async find(id: string): Promise<Record<string, unknown> | undefined> {
+      return records.get(this.key(id));
+    }
+    async findByUid(uid: string): Promise<Record<string, unknown> | undefined> {
+      const pointer = records.get(`${this.model}:uid:${uid}`);
+      return pointer && records.get(this.key(pointer['id'] as string));
+    }
+    async findByUserCode(): Promise<undefined> {
+      return undefined;
+    }
+    async consume(id: string): Promise<void> {
+      const record = records.get(this.key(id));
+      if (record) record['consumed'] = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string): Promise<void> {
+      records.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string): Promise<void> {
+      for (const [key, record] of records) if (record['grantId'] === grantId) records.delete(key);
+    }
+  };
 }
 
 /** Signs in the account named by login_hint and grants what the client asked for, in one step. */

@@ -43,10 +43,11 @@ describe('svc key create --scopes', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ role: 'auditor', key_kind: 'standard', scopes: [] });
   });
 
-  it('refuses an unknown scope with api_key.scope_unknown (exit 1)', async () => {
+  it('refuses an unknown scope with api_key.scope_unknown (exit 1), naming it, as one JSON line under --json', async () => {
     const result = await runCli(['key', 'create', '--tenant-id', tenantId, '--role', 'agent', '--scopes', 'mcp.spend:write,bogus', '--json'], env);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('api_key.scope_unknown');
-    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe('');
+    const { error } = JSON.parse(result.stdout);
+    expect(error).toMatchObject({ code: 'api_key.scope_unknown', message: expect.stringContaining('"bogus"'), details: { unknown_scopes: ['bogus'] } });
   });
 });

@@ -2,6 +2,8 @@
 // server on a real Postgres: authentication, the tools each role and restricted key sees, every tool's input schema
 // against its route's, whole lifecycles through tools only, and refusals that leak nothing.
 import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,6 +22,7 @@ import { toolDefinitions } from '../../src/surfaces/mcp/tools.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
+import { projectRoot } from '../helpers/server-process.ts';
 
 let database: TestDatabase;
 let db: Database;
@@ -140,7 +143,9 @@ describe('the endpoint', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
     expect(response.headers.get('x-request-id')).toBeTruthy();
-    expect(((await response.json()) as any).result.serverInfo.name).toBe('svc-settlement');
+    // The server names itself as the package does.
+    const packageVersion = (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(((await response.json()) as any).result.serverInfo).toEqual({ name: 'svc-settlement', version: packageVersion });
   });
 
   it('counts a tool call once, as the HTTP call it stands for would be counted, and not its inner route again', async () => {
@@ -188,6 +193,10 @@ describe('tools per credential', () => {
     await expect(client.callTool({ name: 'svc_transfer_everything', arguments: {} })).rejects.toThrow(/Unknown tool svc_transfer_everything/);
     const agent = await connect(await acme.key('agent'));
     await expect(agent.callTool({ name: 'svc_confirm_settlement', arguments: { intent_id: randomUUID() } })).rejects.toThrow(/roles admin, operator/);
+    // The client's McpError says "MCP error -32602:" once: the server's message is the reason alone.
+    const refused = await client.callTool({ name: 'svc_fund_intent', arguments: { intent_id: randomUUID() } }).catch((error: McpError) => error);
+    expect(refused).toMatchObject({ code: -32602, data: { code: 'auth.scope_insufficient', required_scope: 'mcp.settlement:write' } });
+    expect((refused as McpError).message).toBe('MCP error -32602: Tool svc_fund_intent needs the scope mcp.settlement:write, which this restricted key does not carry.');
   });
 });
 

@@ -87,12 +87,28 @@ describe('SDK import boundary', () => {
     // example script); test/sdk/package-install.test.ts checks the built side from an installed tarball.
     expect(Object.entries(manifest.exports['./sdk'])).toEqual([
       ['svc-settlement-source', './src/sdk/index.ts'],
-      ['types', './dist/sdk/index.d.ts'],
-      ['import', './dist/sdk/index.js'],
-      ['default', './dist/sdk/index.js'],
+      ['types', './packages/sdk/dist/sdk/index.d.ts'],
+      ['import', './packages/sdk/dist/sdk/index.js'],
+      ['default', './packages/sdk/dist/sdk/index.js'],
     ]);
     const viaPackage = await import('svc-settlement/sdk');
     const direct = await import('../../src/sdk/index.ts');
     expect(viaPackage.SvcClient).toBe(direct.SvcClient);
+  });
+
+  it('is packed from packages/sdk, whose manifest declares what the SDK reaches and nothing of the server', () => {
+    const root = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+    const sdkPackage = JSON.parse(fs.readFileSync(path.join(repoRoot, 'packages/sdk/package.json'), 'utf8'));
+    // The same name, version, licence and Node lines as the service it is the client of.
+    for (const field of ['name', 'version', 'license', 'engines', 'private']) expect(sdkPackage[field], field).toEqual(root[field]);
+    // Exactly the packages the SDK's import graph reaches, pinned as the service pins them.
+    const reached = [...reachableFrom(sdkFiles).packages.keys()].sort();
+    expect(Object.keys(sdkPackage.dependencies).sort()).toEqual(reached);
+    for (const name of reached) expect(sdkPackage.dependencies[name], name).toBe(root.dependencies[name]);
+    expect(sdkPackage.devDependencies).toBeUndefined();
+    expect(sdkPackage.bin).toBeUndefined();
+    // The package's subpath answers the files the build writes there (tsconfig.build.json).
+    const built = (condition: string) => `./packages/sdk/${sdkPackage.exports['./sdk'][condition].replace(/^\.\//, '')}`;
+    for (const condition of ['types', 'import', 'default']) expect(built(condition)).toBe(root.exports['./sdk'][condition]);
   });
 });

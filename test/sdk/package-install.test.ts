@@ -1,11 +1,13 @@
-// The SDK as a package user gets it: `npm pack` (whose prepack builds dist/), the tarball installed into an empty
-// folder without the network, a plain .mjs lifecycle importing `svc-settlement/sdk` from there against a real server
-// process, and a TypeScript consumer type-checked against the installed declarations. Slow (a build and an install).
+// The SDK as a package user gets it: `npm pack ./packages/sdk` (whose prepack builds its dist/), the tarball installed
+// into an empty folder without the network, a plain .mjs lifecycle importing `svc-settlement/sdk` from there against
+// a real server process, and a TypeScript consumer type-checked against the installed declarations. The package
+// declares what its own files import and nothing of the server's. Slow (a build and an install).
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -46,14 +48,38 @@ interface LockEntry {
   readonly [field: string]: unknown;
 }
 
+/** The lockfile entries `dependencies` need (theirs, optional and peer ones included, as npm installs them), found as
+ * npm finds them: a package's own node_modules first, then each enclosing one up to the top. */
+function lockClosure(lock: Record<string, LockEntry>, dependencies: Record<string, string>): string[] {
+  const found = new Set<string>();
+  const visit = (from: string, name: string, required: boolean) => {
+    for (let base = from; ; base = base.slice(0, Math.max(0, base.lastIndexOf('/node_modules/')))) {
+      const location = `${base === '' ? '' : `${base}/`}node_modules/${name}`;
+      const entry = lock[location];
+      if (entry !== undefined) {
+        if (found.has(location)) return;
+        found.add(location);
+        for (const child of Object.keys({ ...(entry['dependencies'] as object | undefined) })) visit(location, child, true);
+        for (const child of Object.keys({ ...(entry['optionalDependencies'] as object | undefined), ...(entry['peerDependencies'] as object | undefined) })) visit(location, child, false);
+        return;
+      }
+      if (base === '') {
+        if (required) throw new Error(`${name} (needed by ${from || 'the SDK'}) is not in package-lock.json`);
+        return;
+      }
+    }
+  };
+  for (const name of Object.keys(dependencies)) visit('', name, true);
+  return [...found].sort();
+}
+
 /**
  * The consumer folder: a package.json that depends on the tarball, and a lockfile that pins the tarball's
- * dependencies to the versions this repository installed and tested (its own lockfile, development-only packages
- * left out). With every tarball address and integrity given, `npm ci --offline` takes each package from the npm
- * cache the repository's install filled, so the test needs no network and no registry metadata.
+ * dependencies (and theirs) to the versions this repository installed and tested (its own lockfile). With every
+ * tarball address and integrity given, `npm ci --offline` takes each package from the npm cache the repository's
+ * install filled, so the test needs no network and no registry metadata.
  */
-function writeConsumerPackage(folder: string, tarball: string, registry: string): void {
-  const manifest = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8'));
+function writeConsumerPackage(folder: string, tarball: string, manifest: PackedManifest, registry: string): void {
   const lock = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
   const tarballName = path.basename(tarball);
   const dependency = { [manifest.name]: `file:${tarballName}` };
@@ -65,45 +91,67 @@ function writeConsumerPackage(folder: string, tarball: string, registry: string)
       resolved: `file:${tarballName}`,
       integrity,
       license: manifest.license,
-      // npm links the package's commands from what its lockfile entry says, as it would have written it.
-      bin: manifest.bin,
       dependencies: manifest.dependencies,
       engines: manifest.engines,
     },
   };
   const registryBase = registry.endsWith('/') ? registry : `${registry}/`;
-  for (const [location, entry] of Object.entries(lock.packages)) {
-    if (location === '' || entry.dev) continue;
+  for (const location of lockClosure(lock.packages, manifest.dependencies)) {
+    const entry = lock.packages[location]!;
     if (entry.link || !entry.version || !entry.integrity) throw new Error(`${location}: not a registry package with an integrity; this test cannot pin it`);
     const name = entry.name ?? location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length);
-    const { devOptional, ...rest } = entry;
-    packages[location] = { ...rest, ...(devOptional ? { optional: true } : {}), resolved: `${registryBase}${name}/-/${name.split('/').pop()}-${entry.version}.tgz` };
+    const { dev, devOptional, ...rest } = entry;
+    packages[location] = { ...rest, resolved: `${registryBase}${name}/-/${name.split('/').pop()}-${entry.version}.tgz` };
   }
   fs.copyFileSync(tarball, path.join(folder, tarballName));
   fs.writeFileSync(path.join(folder, 'package.json'), JSON.stringify({ name: 'sdk-consumer', private: true, type: 'module', dependencies: dependency }, null, 2));
   fs.writeFileSync(path.join(folder, 'package-lock.json'), JSON.stringify({ name: 'sdk-consumer', lockfileVersion: 3, requires: true, packages }, null, 2));
 }
 
+interface PackedManifest {
+  readonly name: string;
+  readonly version: string;
+  readonly license: string;
+  readonly engines: Record<string, string>;
+  readonly bin?: unknown;
+  readonly dependencies: Record<string, string>;
+}
+
 let workFolder: string;
 let consumerFolder: string;
 let tarballFiles: string[];
+let packedManifest: PackedManifest;
+/** Every bare module specifier the packed JavaScript and declarations import, `node:` built-ins left out. */
+let packedImports: Set<string>;
 let database: TestDatabase;
 let server: ServerProcess;
 let apiKey: string;
 
-/** Packs the repository and installs the tarball into an empty folder. */
+/** Every package a file imports or re-exports, read as TypeScript reads it (so not from comments). */
+function importedPackagesOf(text: string): string[] {
+  const specifiers = ts.preProcessFile(text, true, true).importedFiles.map((imported) => imported.fileName);
+  return specifiers.filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:'))
+    .map((specifier) => (specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!));
+}
+
+/** Packs the SDK package and installs the tarball into an empty folder. */
 async function packAndInstall(): Promise<void> {
   const packFolder = path.join(workFolder, 'pack');
   fs.mkdirSync(packFolder);
-  expectSuccess('npm pack', await run('npm', ['pack', '--pack-destination', packFolder], { cwd: projectRoot }));
+  expectSuccess('npm pack', await run('npm', ['pack', './packages/sdk', '--pack-destination', packFolder], { cwd: projectRoot }));
   const tarballs = fs.readdirSync(packFolder).filter((name) => name.endsWith('.tgz'));
   expect(tarballs).toHaveLength(1);
   const tarball = path.join(packFolder, tarballs[0]!);
   tarballFiles = expectSuccess('tar', await run('tar', ['-tzf', tarball], { cwd: workFolder })).stdout.split('\n').filter(Boolean);
+  const unpacked = path.join(workFolder, 'unpacked');
+  fs.mkdirSync(unpacked);
+  expectSuccess('tar', await run('tar', ['-xzf', tarball, '-C', unpacked], { cwd: workFolder }));
+  packedManifest = JSON.parse(fs.readFileSync(path.join(unpacked, 'package/package.json'), 'utf8')) as PackedManifest;
+  packedImports = new Set(tarballFiles.filter((file) => /\.(js|d\.ts)$/.test(file)).flatMap((file) => importedPackagesOf(fs.readFileSync(path.join(unpacked, file), 'utf8'))));
 
   const registry = expectSuccess('npm config', await run('npm', ['config', 'get', 'registry'], { cwd: projectRoot })).stdout.trim();
   fs.mkdirSync(consumerFolder);
-  writeConsumerPackage(consumerFolder, tarball, registry);
+  writeConsumerPackage(consumerFolder, tarball, packedManifest, registry);
   // No install scripts: the SDK has none, and none of its dependencies' is needed to load it.
   expectSuccess('npm ci', await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: consumerFolder }));
 }
@@ -128,8 +176,8 @@ afterAll(async () => {
 }, stepTimeoutMs);
 
 describe('the SDK as an installed package', { timeout: stepTimeoutMs }, () => {
-  it('ships the built SDK, its declarations and what it imports, and no TypeScript source', () => {
-    for (const file of ['package/package.json', 'package/README.md', 'package/dist/sdk/index.js', 'package/dist/sdk/index.d.ts', 'package/dist/signing/index.js']) {
+  it('ships the built SDK, its declarations, what it imports and its licence, and no TypeScript source', () => {
+    for (const file of ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/dist/sdk/index.js', 'package/dist/sdk/index.d.ts', 'package/dist/signing/index.js']) {
       expect(tarballFiles).toContain(file);
     }
     expect(tarballFiles.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
@@ -138,10 +186,17 @@ describe('the SDK as an installed package', { timeout: stepTimeoutMs }, () => {
     expect(tarballFiles.filter((file) => serverFolders.some((folder) => file.startsWith(`package/dist/${folder}/`)))).toEqual([]);
   });
 
-  it('installs the `svc` command, which says the operator CLI needs a checkout instead of failing on missing sources', async () => {
-    const result = await run(path.join(consumerFolder, 'node_modules/.bin/svc'), ['tenant', 'create'], { cwd: consumerFolder });
-    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
-    expect(result.stderr).toBe('svc: the operator CLI runs from a checkout of the repository (npm ci, then npx svc); this installation holds the SDK only\n');
+  it('declares exactly the packages its files import, at the versions the service is tested with, and no command', () => {
+    const rootManifest = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as PackedManifest;
+    expect(packedImports.size).toBeGreaterThan(0);
+    expect(Object.keys(packedManifest.dependencies).sort()).toEqual([...packedImports].sort());
+    for (const [name, version] of Object.entries(packedManifest.dependencies)) expect(version, name).toBe(rootManifest.dependencies[name]);
+    expect(packedManifest).toMatchObject({ name: rootManifest.name, version: rootManifest.version, license: rootManifest.license, engines: rootManifest.engines });
+    expect(packedManifest.bin).toBeUndefined();
+    // What the installation holds: the SDK, its dependencies and theirs; none of the server's.
+    const installed = fs.readdirSync(path.join(consumerFolder, 'node_modules'), { withFileTypes: true }).filter((entry) => !entry.name.startsWith('.'))
+      .flatMap((entry) => (entry.name.startsWith('@') ? fs.readdirSync(path.join(consumerFolder, 'node_modules', entry.name)).map((name) => `${entry.name}/${name}`) : [entry.name]));
+    expect(installed.sort()).toEqual(['@noble/hashes', 'svc-settlement', 'typebox']);
   });
 
   it('runs a plain .mjs lifecycle from the installed package: create, fund, evidence, confirm → released', async () => {

@@ -1,7 +1,6 @@
 // `svc audit verify`: checks an audit bundle offline (no database, no network), showing progress on a terminal.
-import fs from 'node:fs';
 import { verifyAuditBundle } from '../../services/audit-bundle.ts';
-import { print, requiredOption, type CliCommand } from '../command.ts';
+import { print, readInputFile, requiredOption, UsageError, usageOf, type CliCommand } from '../command.ts';
 import { createProgress } from '../progress.ts';
 
 export const auditVerify: CliCommand = {
@@ -23,21 +22,28 @@ export const auditVerify: CliCommand = {
   async run({ options, json }) {
     const bundlePath = requiredOption(auditVerify, options, 'bundle');
     const publicKeyHex = typeof options['public-key'] === 'string' ? options['public-key'].toLowerCase() : undefined;
+    // A key that is not even a key is a wrong command line, said before any work, not a problem of the bundle.
+    if (publicKeyHex !== undefined && !/^[0-9a-f]{64}$/.test(publicKeyHex)) {
+      throw new UsageError('--public-key must be 64 hex digits: an Ed25519 public key, as GET /harbor/ledger/v1/authority answers it', usageOf(auditVerify));
+    }
+    const bundle = readInputFile(auditVerify, '--bundle', bundlePath);
     const progress = createProgress({ json });
     progress.update(`audit verify: reading ${bundlePath}`);
-    const report = verifyAuditBundle(new Uint8Array(fs.readFileSync(bundlePath)), {
+    const report = verifyAuditBundle(new Uint8Array(bundle), {
       publicKeyHex,
       onProgress: ({ phase, done, total }) => progress.update(`audit verify: ${phase === 'files' ? 'file' : 'ledger line'} ${done + 1}/${total}`),
     });
     progress.finish();
     const keyText = report.keySource === 'given' ? 'the given public key' : `the manifest's embedded key ${report.signingPublicKeyHex ?? '(unreadable)'} (not pinned: pass --public-key to check origin)`;
-    const lines = [
-      `bundle ${bundlePath}: job ${report.jobId ?? '?'} of ${report.tenantId ?? '?'}, ${report.files} files, ${report.ledgerRows} ledger rows, checkpoint seq ${report.checkpointLedgerSeq ?? '?'}`,
-      report.treeSize === null ? 'transparency log: no signed tree head in the bundle' : `transparency log: ${report.logLeaves} leaves proven under the signed tree head of ${report.treeSize} leaves`,
-      `manifest checked against ${keyText}`,
-      report.ok ? 'ok: no problems found' : `${report.problems.length} problem(s):`,
-      ...report.problems.map((problem) => `  - ${problem}`),
-    ];
+    // A bundle whose manifest could not be read has no job, tenant or contents to tell: only its problems.
+    const summary = report.jobId === null && report.tenantId === null
+      ? [`bundle ${bundlePath}: not verified, its manifest could not be read`]
+      : [
+        `bundle ${bundlePath}: job ${report.jobId ?? '(none)'} of ${report.tenantId ?? '(none)'}, ${report.files} files, ${report.ledgerRows} ledger rows, checkpoint seq ${report.checkpointLedgerSeq ?? '(none)'}`,
+        report.treeSize === null ? 'transparency log: no signed tree head in the bundle' : `transparency log: ${report.logLeaves} leaves proven under the signed tree head of ${report.treeSize} leaves`,
+        `manifest checked against ${keyText}`,
+      ];
+    const lines = [...summary, report.ok ? 'ok: no problems found' : `${report.problems.length} problem(s):`, ...report.problems.map((problem) => `  - ${problem}`)];
     print(
       json,
       {

@@ -12,6 +12,7 @@ import { signingKeyRetire, signingKeyRotate, signingKeyStage } from './signing-k
 import { standingRebuild } from './standing-rebuild.ts';
 import { tenantCreate } from './tenant-create.ts';
 import { userCreate } from './user-create.ts';
+import { whoami } from './whoami.ts';
 
 export const cliCommands: readonly CliCommand[] = [
   tenantCreate,
@@ -21,6 +22,7 @@ export const cliCommands: readonly CliCommand[] = [
   authOutbox,
   login,
   logout,
+  whoami,
   migrateCommand,
   ledgerVerify,
   auditVerify,

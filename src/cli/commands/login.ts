@@ -4,33 +4,24 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createFolder } from '../../infra/directories.ts';
 import { deviceLogin, type DeviceLoginCredential } from '../../sdk/device-login.ts';
+import { storedLoginContent, storedLoginDescription, storedLoginPath } from '../../sdk/stored-login.ts';
 import { resolveGatewayBaseUrl } from '../../sdk/url.ts';
 import { print, type CliCommand } from '../command.ts';
 
-/** Where the session is kept: `$XDG_CONFIG_HOME/svc/credentials.json` (default `~/.config`), `%APPDATA%` on Windows. */
-export function credentialsFilePath(environment: NodeJS.ProcessEnv = process.env): string {
-  const xdg = environment.XDG_CONFIG_HOME?.trim();
-  const appData = environment.APPDATA?.trim();
-  const configDir = xdg ? xdg : process.platform === 'win32' && appData ? appData : path.join(os.homedir(), '.config');
-  return path.join(configDir, 'svc', 'credentials.json');
+/** Where the credential is kept (`$XDG_CONFIG_HOME/svc/credentials.json`, default `~/.config`), as the SDKs read it. */
+function credentialsFilePath(): string {
+  return storedLoginPath(process.env)!;
 }
 
 /** Written beside the target with mode 0600 and renamed over it, so the token is never readable by others, not
  * even for a moment, and a crash never leaves half a file. */
 function writeCredentials(file: string, server: string, credential: DeviceLoginCredential): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const content = { server, credential_type: credential.kind, access_token: credential.accessToken, token_type: credential.tokenType, ...describe(credential) };
+  createFolder(path.dirname(file), 0o700);
   const temporary = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  fs.writeFileSync(temporary, `${JSON.stringify(storedLoginContent(server, credential), null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   fs.renameSync(temporary, file);
-}
-
-/** What the credential is, without its secret: printed, and kept beside the secret in the file. */
-function describe(credential: DeviceLoginCredential): Record<string, unknown> {
-  return credential.kind === 'session'
-    ? { tenant_id: credential.tenantId, user_id: credential.userId, roles: credential.roles, expires_at: credential.expiresAt.toISOString() }
-    : { tenant_id: credential.tenantId, key_id: credential.keyId, roles: credential.roles, expires_at: null };
 }
 
 export const login: CliCommand = {
@@ -45,6 +36,7 @@ export const login: CliCommand = {
     'Open the address it prints, signed in to the console, and approve the code. The session token (15 minutes),',
     'or the API key an admin of a sandbox tenant granted instead, is written to $XDG_CONFIG_HOME/svc/credentials.json',
     '(default ~/.config/svc/credentials.json), mode 0600; it is never printed. Exit 1 when denied or expired.',
+    '`svc whoami` and both SDKs use it, with this server, when they are given no API key.',
   ],
   options: { server: { type: 'string' }, 'client-name': { type: 'string' } },
   async run({ options, json }) {
@@ -65,7 +57,7 @@ export const login: CliCommand = {
       credential.kind === 'session'
         ? `as ${credential.userId} (${credential.roles.join(', ')}), until ${credential.expiresAt.toISOString()}`
         : `with API key ${credential.keyId} (${credential.roles.join(', ')}), which does not expire: revoke it when done`;
-    print(json, { server, credential_type: credential.kind, ...describe(credential), credentials_file: file }, `Signed in to tenant ${credential.tenantId} ${who}.\nCredential kept in ${file}.`);
+    print(json, { server, credential_type: credential.kind, ...storedLoginDescription(credential), credentials_file: file }, `Signed in to tenant ${credential.tenantId} ${who}.\nCredential kept in ${file}.`);
   },
 };
 

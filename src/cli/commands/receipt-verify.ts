@@ -14,7 +14,7 @@ import {
 } from '../../services/transparency-log.ts';
 import { logLeafData } from '../../signing/merkle.ts';
 import { isStandingArtifact, verifyStandingArtifact } from '../../signing/standing-artifacts.ts';
-import { print, requiredOption, UsageError, usageOf, type CliCommand, type Options } from '../command.ts';
+import { print, readInputFile, requiredOption, UsageError, usageOf, type CliCommand, type Options } from '../command.ts';
 
 /** Where the receipt's place in the log comes from: an inclusion-proof document (GET …/inclusion-proof), or the log
  * position a read answer carried before the change (its leaves hash the canonical bytes). */
@@ -49,12 +49,7 @@ export function readReceiptFile(value: unknown): ReceiptFile {
 }
 
 function readJson(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read the ${what} ${path}: ${(error as Error).message}`, usageOf(receiptVerify));
-  }
+  const text = readInputFile(receiptVerify, `the ${what}`, path).toString('utf8');
   try {
     return JSON.parse(text);
   } catch {

@@ -11,7 +11,7 @@ import { asServiceError } from '../../services/pure-error-mapping.ts';
 import { html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
 import { assertConsoleInput, parseForm } from './input.ts';
-import { notFoundPage, send, consoleAccess } from './routing.ts';
+import { notFoundAnswer, notFoundPage, send, consoleAccess } from './routing.ts';
 import { apiKeyPages } from './pages/api-keys.ts';
 import { devicePages } from './pages/device.ts';
 import { exportPages } from './pages/exports.ts';
@@ -23,12 +23,13 @@ import { settlementPages } from './pages/settlement.ts';
 import { signInPages } from './pages/sign-in.ts';
 import { standingPages } from './pages/standing.ts';
 
-/** Read once at start: the stylesheet and script ship in the repository, nothing is fetched at run time. */
+/** Read once at start: the stylesheet, the script and the icon ship in the repository, nothing is fetched at run time. */
 const assets = new Map<string, { type: string; body: Buffer }>(
   (
     [
       ['console.css', 'text/css; charset=utf-8'],
       ['console.js', 'text/javascript; charset=utf-8'],
+      ['favicon.svg', 'image/svg+xml'],
     ] as const
   ).map(([name, type]) => [name, { type, body: fs.readFileSync(new URL(`./assets/${name}`, import.meta.url)) }]),
 );
@@ -60,7 +61,7 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
 
   app.get<{ Params: { name: string } }>('/assets/:name', { config: consoleAccess }, async (request, reply) => {
     const asset = assets.get(request.params.name);
-    if (!asset) return send(reply, { status: 404, html: notFoundPage(undefined, request.id) });
+    if (!asset) return send(reply, { status: 404, html: notFoundPage({ code: 'request.route_not_found', message: 'The console has no such file.' }, request.id) });
     return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });
 
@@ -72,7 +73,7 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
     return send(reply, { status: error.statusCode, html: barePage('Request refused', html`${errorBox({ code: error.code, message: error.message }, request.id)}<p><a href="/console">Back to the overview</a></p>`) });
   });
 
-  app.setNotFoundHandler((request, reply) => send(reply, { status: 404, html: notFoundPage({ code: 'request.route_not_found', message: 'No console page has this address.' }, request.id) }));
+  app.setNotFoundHandler((request, reply) => notFoundAnswer(app, request, reply));
 
   await app.register(signInPages);
   await app.register(overviewPages);

@@ -8,9 +8,11 @@ import { callApi } from './api.ts';
 import { ApiFailure, ConsoleContext, PageNotFound, SessionEnded, sessionEnding, type Viewer } from './context.ts';
 import { Html, html } from './html.ts';
 import type { FormBody } from './input.ts';
-import { barePage, errorBox } from './layout.ts';
+import { barePage, errorBox, page } from './layout.ts';
 // For its declaration of the route option `sessionTokenOf`.
 import '../../plugins/rate-limit.ts';
+// For its declaration of `reply.errorCode`, which the request's log line reports.
+import type {} from '../../plugins/request-log.ts';
 import { csrfTokenFor, csrfTokenValid, endSession, sessionTokenOf } from './session.ts';
 
 export interface Redirect {
@@ -46,8 +48,13 @@ export function send(reply: FastifyReply, result: PageResult): FastifyReply {
   if (result instanceof Html) return reply.code(200).type('text/html; charset=utf-8').send(result.text);
   if ('redirect' in result) return reply.code(303).header('location', result.redirect).send();
   if ('file' in result) return reply.code(200).type(result.type).send(result.file);
+  // The request's log line names the error the page shows (its error box's code), as the API's lines do.
+  if (result.status >= 400) reply.errorCode = errorBoxCode.exec(result.html.text)?.[1] ?? null;
   return reply.code(result.status).type('text/html; charset=utf-8').send(result.html.text);
 }
+
+/** The code an error box (layout.ts `errorBox`) carries in its `data-code`. */
+const errorBoxCode = /data-code="([a-z0-9_.]{1,128})"/;
 
 /** A console address to return to after sign-in; anything else (another site, `//host`, a backslash) is dropped. */
 export function consoleReturnPath(value: unknown): string | undefined {
@@ -90,26 +97,44 @@ async function run(
   reply: FastifyReply,
   handler: (context: ConsoleContext) => Promise<PageResult>,
 ): Promise<FastifyReply> {
+  let signedIn: ConsoleContext | undefined;
   try {
     const context = await viewerContext(app, request, reply);
     if ('redirect' in context) return send(reply, context);
+    signedIn = context;
     return send(reply, await handler(context));
   } catch (error) {
     if (error instanceof SessionEnded) {
       endSession(reply);
       return send(reply, signInRedirect('expired'));
     }
-    if (error instanceof PageNotFound) return send(reply, { status: 404, html: notFoundPage(error.error, request.id) });
+    if (error instanceof PageNotFound) return send(reply, { status: 404, html: notFoundPage(error.error, request.id, signedIn) });
     if (error instanceof ApiFailure) return send(reply, { status: error.status, html: barePage('Something went wrong', html`${errorBox(error.error, request.id)}<p><a href="/console">Back to the overview</a></p>`) });
     throw error;
   }
 }
 
-export function notFoundPage(error: { code: string; message: string } | undefined, requestId: string): Html {
-  return barePage(
-    'Not found',
-    html`<p data-testid="not-found">There is nothing here for your tenant.</p>${errorBox(error, requestId)}<p><a href="/console">Back to the overview</a></p>`,
-  );
+/** The 404 page: inside the console's frame (its navigation, who is signed in) for a signed-in person, bare before
+ * sign-in. */
+export function notFoundPage(error: { code: string; message: string } | undefined, requestId: string, context?: ConsoleContext): Html {
+  const content = html`<p data-testid="not-found">There is nothing here for your tenant.</p>${errorBox(error, requestId)}<p><a href="/console">Back to the overview</a></p>`;
+  return context ? page(context, 'Not found', content) : barePage('Not found', content);
+}
+
+/** An address no console route has: the 404 page, in the console's frame when the browser has a session the API
+ * accepts (an ended one goes to sign-in, as on any page). */
+export async function notFoundAnswer(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const error = { code: 'request.route_not_found', message: 'No console page has this address.' };
+  if (sessionTokenOf(request) === undefined) return send(reply, { status: 404, html: notFoundPage(error, request.id) });
+  try {
+    const context = await viewerContext(app, request, reply);
+    if ('redirect' in context) return send(reply, context);
+    return send(reply, { status: 404, html: notFoundPage(error, request.id, context) });
+  } catch (failure) {
+    // The API could not say who is signed in: the page is still a 404, without the frame.
+    if (failure instanceof ApiFailure) return send(reply, { status: 404, html: notFoundPage(error, request.id) });
+    throw failure;
+  }
 }
 
 /** The answer to a state-changing request without its CSRF token: refused before anything else runs. */

@@ -4,10 +4,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../credentials/principal.ts';
 import { McpNoSessionResponses, McpResponses } from '../../contracts/mcp.ts';
 import { errorCatalogue } from '../../errors/catalogue.ts';
+import { packageVersion } from '../../infra/package-version.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { anyRole, principalOf } from '../../plugins/access.ts';
 import { dispatchTool } from './dispatch.ts';
@@ -15,7 +16,8 @@ import { assertMcpRequestHeaders, mcpMessageBody } from './http-contract.ts';
 import { resolveTools, toolAllowed, type ResolvedTool } from './resolved-tools.ts';
 
 export const mcpPath = '/mcp';
-const serverInfo = { name: 'svc-settlement', version: '1.0.0' };
+/** The package's own name and version, as the OpenAPI document reports them. */
+const serverInfo = { name: 'svc-settlement', version: packageVersion };
 /** Every credential may open the endpoint; what it then sees is capped per tool by the tool's route. */
 const access = { roles: anyRole, scope: 'any' } as const;
 
@@ -62,9 +64,12 @@ export async function mcp(app: FastifyInstance): Promise<void> {
     reply.header('allow', 'POST');
     throw new ServiceError('request.method_not_allowed', { message: 'This MCP endpoint is stateless: POST each message; there is no session to stream (GET) or end (DELETE).' });
   };
-  const noSessionContract = { config: { access }, schema: { summary: 'No session to stream or end: 405', response: McpNoSessionResponses } };
-  app.get(mcpPath, noSessionContract, noSession);
-  app.delete(mcpPath, noSessionContract, noSession);
+  const noSessionContract = (summary: string) => ({
+    config: { access },
+    schema: { summary, description: 'This endpoint is stateless: the transport\'s sessions are not offered, and every message is its own POST, answered in full (docs/mcp.md).', response: McpNoSessionResponses },
+  });
+  app.get(mcpPath, noSessionContract('Open a session\'s event stream: not offered (405)'), noSession);
+  app.delete(mcpPath, noSessionContract('End a session: not offered (405)'), noSession);
 }
 
 function copyHeaders(reply: FastifyReply): void {
@@ -89,21 +94,36 @@ function mcpServer(app: FastifyInstance, tools: readonly ResolvedTool[], princip
   server.setRequestHandler(CallToolRequestSchema, async (call) => {
     const tool = tools.find((candidate) => candidate.name === call.params.name);
     // Fails closed: a tool this key may not call is answered as unknown, naming what it would need.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${call.params.name}: no scope or role grants it.`);
+    if (!tool) throw new ToolRefusal(`Unknown tool ${call.params.name}: no scope or role grants it.`);
     if (!toolAllowed(tool, principal)) throw refusal(tool, principal);
     return dispatchTool(app, tool, call.params.arguments ?? {}, authorization);
   });
   return server;
 }
 
-function refusal(tool: ResolvedTool, principal: Principal): McpError {
+/**
+ * A tool call refused before it runs: JSON-RPC's invalid-params error (-32602), its message the reason alone. The
+ * SDK's McpError would prefix "MCP error -32602: " to the message it sends, which a client's McpError prefixes again.
+ */
+class ToolRefusal extends Error {
+  readonly code = ErrorCode.InvalidParams;
+  constructor(
+    message: string,
+    readonly data?: { readonly code: string; readonly [fact: string]: unknown },
+  ) {
+    super(message);
+    this.name = 'ToolRefusal';
+  }
+}
+
+function refusal(tool: ResolvedTool, principal: Principal): ToolRefusal {
   if (!tool.roles.includes(principal.role)) {
-    return new McpError(ErrorCode.InvalidParams, `Tool ${tool.name} needs one of the roles ${tool.roles.join(', ')}; this credential is ${principal.role}.`, {
+    return new ToolRefusal(`Tool ${tool.name} needs one of the roles ${tool.roles.join(', ')}; this credential is ${principal.role}.`, {
       code: 'auth.role_insufficient',
       required_roles: tool.roles,
     });
   }
-  return new McpError(ErrorCode.InvalidParams, `Tool ${tool.name} needs the scope ${tool.scope}, which this restricted key does not carry.`, {
+  return new ToolRefusal(`Tool ${tool.name} needs the scope ${tool.scope}, which this restricted key does not carry.`, {
     code: 'auth.scope_insufficient',
     required_scope: tool.scope,
   });

@@ -1,5 +1,5 @@
 // The console's only script, and every page works without it: copy buttons, a confirmation before destructive
-// actions, and a busy state on a form while it is being sent (the loading state).
+// actions, a busy state on a form while it is being sent (the loading state), and a key's kind following its scopes.
 'use strict';
 document.addEventListener('click', (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy]') : null;
@@ -27,4 +27,12 @@ document.addEventListener('submit', (event) => {
 window.addEventListener('DOMContentLoaded', () => {
   const message = document.querySelector('[role="alert"], [data-testid="new-key"]');
   if (message) { message.setAttribute('tabindex', '-1'); message.focus(); }
+});
+// Ticking a preset or a scope of a new API key makes it restricted, in sight, before anything is sent. Without this
+// script the server still refuses a standard key with scopes ticked (docs/console.md): it never guesses.
+document.addEventListener('change', (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement) || box.name !== 'scopes' || !box.checked) return;
+  const kind = box.form?.querySelector('select[name="key_kind"]');
+  if (kind) kind.value = 'restricted';
 });

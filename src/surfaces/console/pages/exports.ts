@@ -24,7 +24,7 @@ async function listPage(context: ConsoleContext, top: Html = html``): Promise<Ht
   const answer = await context.api<{ jobs: ExportView[] }>({ method: 'GET', url: '/v1/compliance/audit-exports?limit=50' });
   const canDelete = context.may('DELETE /v1/compliance/audit-exports/:job_id');
   const rows = (answer.body.jobs ?? []).map((job) => {
-    const filter = job.filter?.intent_id ? `intent ${job.filter.intent_id}` : [job.filter?.time_start, job.filter?.time_end].filter(Boolean).join(' → ') || 'everything';
+    const filter = job.filter?.intent_id ? `intent ${job.filter.intent_id}` : [job.filter?.time_start, job.filter?.time_end].filter(Boolean).map(when).join(' → ') || 'everything';
     return html`<tr><td><code>${job.job_id}</code></td><td><span class="badge" data-testid="export-status">${job.status}</span></td><td>${job.disclosure_tier}</td><td>${filter}</td><td>${when(job.created_at)}</td><td>${when(job.expires_at)}</td>
 <td class="actions">${job.status === 'ready' ? html`<a href="/console/exports/${job.job_id}/download" download>Download${job.bundle_size_bytes === null ? '' : ` (${Math.ceil(job.bundle_size_bytes / 1024)} KiB)`}</a>` : ''}
 ${canDelete && job.status !== 'deleted' ? form(context.csrfToken, `/console/exports/${job.job_id}/delete`, html`<button type="submit" class="danger" data-confirm="Delete this export? Its bundle can no longer be downloaded." aria-label="Delete export ${job.job_id}">Delete</button>`, 'inline') : ''}</td></tr>`;

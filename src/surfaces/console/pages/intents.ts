@@ -173,7 +173,7 @@ async function evidenceSection(context: ConsoleContext, intent: IntentView): Pro
           (submission) => html`<article class="card evidence" data-testid="evidence" data-outcome="${submission.outcome}">
 <h3>Evidence of ${when(submission.recorded_at)}: <span class="badge outcome-${submission.outcome}">${submission.outcome === 'pass' ? 'the rule passed' : 'the rule failed'}</span></h3>
 <dl class="facts"><dt>Submission</dt><dd><code class="wrap">${submission.submission_id}</code></dd>
-<dt>Submitted at</dt><dd>${submission.submitted_at}</dd>
+<dt>Submitted at</dt><dd>${when(submission.submitted_at)}</dd>
 <dt>Signed by the payee</dt><dd>${submission.payee_signed ? 'yes' : 'no (sandbox evidence is unsigned)'}</dd>
 <dt>Artifacts</dt><dd>${submission.evidence.artifacts.length === 0 ? 'none' : submission.evidence.artifacts.map((artifact) => html`<code class="wrap">${artifact}</code> `)}</dd></dl>
 <details open><summary>Payload</summary><pre data-testid="evidence-payload">${JSON.stringify(submission.evidence.payload, null, 2)}</pre></details>
