@@ -239,6 +239,8 @@ const notCrossTenant = new Set([
   // The API's description, its reference page and the metrics scrape: the same for every caller, naming no tenant
   // (the metrics carry no tenant label: test/platform/metrics.test.ts).
   'GET /openapi.json', 'GET /docs', 'GET /docs/', 'GET /docs/js/scalar.js', 'GET /metrics',
+  // The console's icon: one image for everyone.
+  'GET /favicon.ico',
 ]);
 
 /** The download route takes no API key at all: B's admin key is refused (401), and so is B's download token for
