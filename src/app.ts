@@ -15,6 +15,7 @@ import { maintenance } from './plugins/maintenance-plugin.ts';
 import { treeHeads } from './plugins/tree-head-plugin.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { gateway } from './surfaces/gateway/index.ts';
+import { engineRoutes } from './surfaces/harbor/engine-routes.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { healthRoutes } from './surfaces/health.ts';
 import { consoleSurface } from './surfaces/console/index.ts';
@@ -95,6 +96,8 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(metricsRoutes, options.metrics ?? {});
   await instance.register(gateway);
   await instance.register(harbor, { prefix: '/harbor' });
+  // The lifecycle's command routes, at the whole URLs its table gives them (under /harbor and /v1/sandbox).
+  await instance.register(engineRoutes);
   await instance.register(standing);
   await instance.register(mcp);
   // The operator console (docs/console.md): HTML pages that call the routes above in-process.

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { IntentBudget as IntentBudgetAnswer } from '../contracts/intents.ts';
 import { capabilityDenyCodes, type CapabilityDenyCode, type CapabilityVerdict, type SpendDecision as SpendDecisionAnswer } from '../contracts/spend-decisions.ts';
 import { jwtAudiences, JwtRejectedError, verifyGatewayJwt } from '../credentials/gateway-jwt.ts';
-import { findIntent, lockIntent, type Intent } from '../db/intent-repository.ts';
+import { findIntent, lockIntent } from '../db/intent-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
 import {
   completeReservedDecision,
@@ -20,6 +20,7 @@ import {
   type SpendDecision,
   type SpendOutcome,
 } from '../db/spend-decision-repository.ts';
+import { capabilityLiveStates } from '../engine/lifecycle.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -41,9 +42,6 @@ const denyMessages: Record<CapabilityDenyCode, string> = {
   'capability.budget_exceeded': 'The requested spend exceeds what the intent has left after its reservations.',
 };
 const allowMessage = 'Allowed: the requested spend is reserved until the decision is completed.';
-
-/** Intent states in which a capability is live; any other state revokes it. */
-const liveStates: readonly Intent['state'][] = ['funded', 'evidence_recorded'];
 
 export interface VerifyRequest {
   /** As the caller sent it: the answer echoes it verbatim (the client compares). */
@@ -144,7 +142,8 @@ export async function verifyCapability(tx: Queryable, keyring: GatewayKeyring, t
   if (!intent) return answer('capability.intent_mismatch', 0n);
   const totals = await sumSpend(tx, tenantId, intent.intentId);
   const remainingCents = BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
-  if (!liveStates.includes(intent.state)) return answer('capability.revoked', remainingCents);
+  // The lifecycle table declares in which states a capability is live; any other state revokes it.
+  if (!capabilityLiveStates.includes(intent.state)) return answer('capability.revoked', remainingCents);
   if (intent.deadline.getTime() <= nowMs) return answer('capability.expired', remainingCents);
   if (!intent.allowedTools.includes(operation)) return answer('capability.operation_not_allowed', remainingCents);
   if (request.currency !== undefined && request.currency.trim().toLowerCase() !== intent.currency) {

@@ -11,7 +11,6 @@ import { mandateRoutes } from './routes/mandates.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
-import { sandboxGuardrailRoutes } from './routes/sandbox-guardrails.ts';
 import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -39,6 +38,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(deviceLoginRoutes);
   await app.register(verifyRoutes);
   await app.register(spendDecisionRoutes);
-  await app.register(sandboxGuardrailRoutes);
   await app.register(auditExportRoutes);
 }

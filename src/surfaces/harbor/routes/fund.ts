@@ -1,22 +1,19 @@
 // POST /harbor/intents/{id}/fund: the 402 funding handshake (docs/rails.md). Answers 200 (funded, with the
 // capability token), 202 (pending: re-send the same request to poll) or 402 (a challenge to answer).
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
 import { FundAnswer, FundChallenge, FundFunded, FundPending, IntentIdParams, IntentStateConflict } from '../../../contracts/intents.ts';
 import { fundIntent } from '../../../engine/fund.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { lifecycle } from '../../../engine/lifecycle.ts';
 import { idempotencyKeyOf } from '../../../plugins/idempotency.ts';
-import { engineMutation } from '../engine-mutation.ts';
+import { engineMutation, type EngineRouteDefinition } from '../engine-mutation.ts';
 
-export async function fundRoutes(app: FastifyInstance): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().post(
-    '/intents/:intent_id/fund',
+/** The `fund` command's route (src/surfaces/harbor/engine-routes.ts registers it as the lifecycle table says). */
+export const fundRoute: EngineRouteDefinition = (app, route) =>
+  route(
     {
       // The body is `{}` (or nothing, whatever its content type says): the rail credential travels in headers.
-      config: { access: { roles: lifecycle.fund.roles, scope: 'mcp.settlement:write' }, bodyOptional: true },
+      bodyOptional: true,
       schema: {
         summary: 'Fund an intent through its rail\'s 402 handshake',
         params: IntentIdParams,
@@ -33,22 +30,21 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
           409: IntentStateConflict,
         },
       },
-    },
-    async (request, reply) =>
-      engineMutation<FundAnswer>(app, request, reply, 'fund', (tx, principal) =>
-        fundIntent(tx, {
-          principal,
-          intentId: request.params.intent_id,
-          headers: request.headers,
-          resourceUrl: `${request.protocol}://${request.host}${request.url.split('?')[0]}`,
-          keyring: app.gatewayKeys,
-          railRuntime: app.railRuntime,
-          idempotencyKey: idempotencyKeyOf(request),
+      handler: async (request, reply) =>
+        engineMutation<FundAnswer>(app, request, reply, (tx, principal) =>
+          fundIntent(tx, {
+            principal,
+            intentId: request.params.intent_id,
+            headers: request.headers,
+            resourceUrl: `${request.protocol}://${request.host}${request.url.split('?')[0]}`,
+            keyring: app.gatewayKeys,
+            railRuntime: app.railRuntime,
+            idempotencyKey: idempotencyKeyOf(request),
+          }),
+        ).catch((error: unknown) => {
+          // A rail that could not be reached: the client retries the same request after Retry-After.
+          if (error instanceof ServiceError && error.code === 'rail.unavailable') reply.header('retry-after', String(error.details?.['retry_after_seconds'] ?? 5));
+          throw error;
         }),
-      ).catch((error: unknown) => {
-        // A rail that could not be reached: the client retries the same request after Retry-After.
-        if (error instanceof ServiceError && error.code === 'rail.unavailable') reply.header('retry-after', String(error.details?.['retry_after_seconds'] ?? 5));
-        throw error;
-      }),
+    },
   );
-}
