@@ -12,6 +12,7 @@ import { fundRoute } from './routes/fund.ts';
 import { createIntentRoute } from './routes/intents.ts';
 import { confirmRoute } from './routes/settlement.ts';
 
+/** The route module of each command the table gives a route. */
 const definitions = {
   create: createIntentRoute,
   fund: fundRoute,
@@ -28,7 +29,9 @@ export async function engineRoutes(app: FastifyInstance): Promise<void> {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   for (const name of (Object.keys(lifecycle) as CommandName[]).filter(isRouted)) {
     const { method, url, roles, scope, tenantHeader }: CommandRoute = lifecycle[name].route;
+    let registered = 0;
     const route: EngineRoute = ({ bodyOptional, ...options }) => {
+      registered += 1;
       typed.route({
         ...options,
         method,
@@ -41,5 +44,7 @@ export async function engineRoutes(app: FastifyInstance): Promise<void> {
       });
     };
     definitions[name](app, route);
+    // One command, one route: the table has one URL for it.
+    if (registered !== 1) throw new Error(`the route module of ${name} registered ${registered} routes, not one`);
   }
 }
