@@ -17,6 +17,7 @@ import { treeHeads } from './plugins/tree-head-plugin.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { requestLog } from './plugins/request-log.ts';
 import { gateway } from './surfaces/gateway/index.ts';
+import { engineRoutes } from './surfaces/harbor/engine-routes.ts';
 import { harbor } from './surfaces/harbor/index.ts';
 import { faviconRoute } from './surfaces/favicon.ts';
 import { healthRoutes } from './surfaces/health.ts';
@@ -101,6 +102,8 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(metricsRoutes, options.metrics ?? {});
   await instance.register(gateway);
   await instance.register(harbor, { prefix: '/harbor' });
+  // The lifecycle's command routes, at the whole URLs its table gives them (under /harbor and /v1/sandbox).
+  await instance.register(engineRoutes);
   await instance.register(standing);
   await instance.register(mcp);
   // The operator console (docs/console.md): HTML pages that call the routes above in-process.

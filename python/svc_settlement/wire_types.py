@@ -7,6 +7,10 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 JsonObject = dict[str, Any]
 
+# Every state an intent can be in, as the service's lifecycle table declares them (docs/engine.md#states); the
+# service's tests hold this list to that table.
+IntentState = Literal["open", "funded", "evidence_recorded", "released", "refunded"]
+
 
 class Principal(TypedDict):
     tenant_id: str
@@ -27,7 +31,7 @@ class Intent(TypedDict):
     tenant: str
     tenant_id: str
     intent_id: str
-    state: str
+    state: IntentState
     funded: bool
     signing_version: int
     principal_did: str
@@ -61,7 +65,7 @@ class IntentList(TypedDict):
 class FundAnswer(TypedDict):
     tenant: str
     intent_id: str
-    state: str
+    state: IntentState
     settlement_rail: str
     currency: str
     amount_cents: int
@@ -82,7 +86,7 @@ class PredicateEvaluation(TypedDict):
 class EvidenceAnswer(TypedDict):
     tenant: str
     intent_id: str
-    state: str
+    state: IntentState
     predicate_passed: bool
     predicate_evaluation: PredicateEvaluation
     payload_digest: NotRequired[str]

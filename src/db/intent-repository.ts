@@ -3,7 +3,8 @@ import type { Queryable, Statement } from '../infra/database.ts';
 import type { IntentState } from '../contracts/intents.ts';
 import { safeIntegerOf } from './safe-integer.ts';
 
-// The states are part of the API contract; the table's CHECK (migrations) lists the same five.
+// The states are part of the API contract; the lifecycle table (src/engine/lifecycle.ts) declares each, and the
+// table's CHECK (migrations) lists the same ones (test/engine/lifecycle-table.test.ts).
 export { intentStates, type IntentState } from '../contracts/intents.ts';
 
 export interface Intent {
@@ -180,9 +181,9 @@ export function queueEvidenceRecordedTransition(tx: Queryable, intent: LockedInt
   return { ...intent, state: 'evidence_recorded', evidenceRecordedAt: intent.transactionTime, predicatePassed };
 }
 
-/** Queues the transition of a locked `funded` or `evidence_recorded` intent to `released` or `refunded`; answers
- * the intent as it will be. */
-export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: 'released' | 'refunded'): LockedIntent {
+/** Queues the settlement of a locked intent: its transition to `to`, a terminal state of the lifecycle table, with
+ * the time it settled; answers the intent as it will be. */
+export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: IntentState): LockedIntent {
   queueTransition(tx, intent, intent.state, `state = $3, settled_at = now()`, [to]);
   return { ...intent, state: to, settledAt: intent.transactionTime };
 }

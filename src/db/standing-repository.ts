@@ -1,5 +1,6 @@
 // Standing aggregates (migrations/0015_standing.sql, docs/standing.md): per (tenant, operator, currency) all-time
 // rows and per-UTC-day rows, added to in the settling transaction and recomputed from the intents by a rebuild.
+import type { IntentState } from '../contracts/intents.ts';
 import type { Queryable } from '../infra/database.ts';
 
 export type StandingOutcome = 'released' | 'refunded' | 'expired';
@@ -102,13 +103,26 @@ const sums = ['released', 'refunded', 'expired']
   .map((outcome) => `count(*) FILTER (WHERE outcome = '${outcome}')`)
   .concat(['released', 'refunded', 'expired'].map((outcome) => `coalesce(sum(amount_cents) FILTER (WHERE outcome = '${outcome}'), 0)`))
   .join(', ');
-// Each terminal intent once, classified as the settling transaction classified it: a release; a refund after
-// evidence (predicate_passed false); a refund without evidence, i.e. for the deadline (predicate_passed null).
+/**
+ * The outcome of an intent in each terminal state, as an SQL expression over its row, classified as the settling
+ * transaction classified it: a release; a refund after evidence (predicate_passed false); a refund without
+ * evidence, i.e. for the deadline (predicate_passed null). Keyed by every terminal state of the lifecycle table:
+ * src/services/standing-service.ts does not compile while one is missing.
+ */
+export const standingOutcomeSqlByState = {
+  released: `'released'`,
+  refunded: `CASE WHEN predicate_passed IS NULL THEN 'expired' ELSE 'refunded' END`,
+} as const satisfies Partial<Record<IntentState, string>>;
+export type StandingSettledState = keyof typeof standingOutcomeSqlByState;
+
+const standingOutcomeSql = `CASE state ${Object.entries(standingOutcomeSqlByState).map(([state, outcome]) => `WHEN '${state}' THEN ${outcome}`).join(' ')} END`;
+const standingSettledStatesSql = Object.keys(standingOutcomeSqlByState).map((state) => `'${state}'`).join(', ');
+// Each terminal intent once, with its outcome.
 const settledIntents = `WITH settled AS (
   SELECT payee_did, currency, amount_cents, coalesce(funded_at, settled_at) AS funded_at, settled_at,
-    CASE WHEN state = 'released' THEN 'released' WHEN predicate_passed IS NULL THEN 'expired' ELSE 'refunded' END AS outcome,
+    ${standingOutcomeSql} AS outcome,
     standing_duration_bucket(extract(epoch FROM settled_at - coalesce(funded_at, settled_at))) AS bucket
-  FROM intents WHERE tenant_id = $1 AND state IN ('released', 'refunded'))`;
+  FROM intents WHERE tenant_id = $1 AND state IN (${standingSettledStatesSql}))`;
 
 /** Replaces a tenant's aggregates with ones recomputed from its intents. Run in a REPEATABLE READ system
  * transaction: a settlement committing meanwhile makes it fail with a serialization error, to be retried. */

@@ -1,17 +1,66 @@
-// The intent lifecycle as one declared table (docs/engine.md "The lifecycle table"): for each command that changes
-// an intent, its route and roles, its idempotency operation and recognition purpose, the states it moves from and
-// to, the ledger transaction each transition posts, and the receipts a terminal transition issues (through the
-// terminal effects, src/engine/effects.ts). The services read their allowed states and posting shapes from here;
-// tests hold the migrations' state CHECK, docs/engine.md's table and state diagram, and every engine route's
-// `config.access.roles` to it (test/engine/lifecycle-table.test.ts).
+// The intent lifecycle as one declared table (docs/engine.md "The lifecycle table"): every state with what the engine
+// must know of it, and for each command that changes an intent, its route (URL, roles, scope), its idempotency
+// operation and recognition purpose, the states it moves from and to, the ledger transaction each transition posts,
+// and the receipts a terminal transition issues (through the terminal effects, src/engine/effects.ts). The engine
+// routes are registered from it (src/surfaces/harbor/engine-routes.ts); the services read their allowed states,
+// posting shapes and per-state facts from here. Tests hold what TypeScript cannot see to it: the migrations' state
+// CHECK, docs/engine.md's table and state diagram, docs/ledger.md, the Python SDK's types
+// (test/engine/lifecycle-table.test.ts), and compile the code with a state added (test/engine/new-state.test.ts).
 import type { Role } from '../credentials/roles.ts';
-import type { Intent, IntentState } from '../db/intent-repository.ts';
+import { intentStates, type Intent, type IntentState } from '../db/intent-repository.ts';
 import { recognitionPurposes } from '../signing/recognition.ts';
-import { ledgerAccounts, type LedgerEntry, type LedgerEventKind } from './ledger-posting.ts';
+import { ledgerAccounts, ledgerEventKinds, type LedgerEntry, type LedgerEventKind } from './ledger-posting.ts';
 
-/** Every state an intent can be in; `released` and `refunded` are terminal (absorbing). */
-export const lifecycleStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const satisfies readonly IntentState[];
-export const terminalStates = ['released', 'refunded'] as const satisfies readonly IntentState[];
+export type { IntentState };
+
+/** What the engine must know of a state. */
+export interface StateDeclaration {
+  /** Absorbing: no command moves an intent out of it, and entering it runs the terminal effects (receipts). */
+  readonly terminal: boolean;
+  /** Whether a capability token issued for the intent is live (docs/capabilities.md); in any other state it is
+   * revoked. */
+  readonly capabilityLive: boolean;
+}
+
+/**
+ * Every state an intent can be in. Keyed by the API contract's states (src/contracts/intents.ts `intentStates`, which
+ * the SDKs and the OpenAPI document read): a state added there does not compile until it is declared here, nor one
+ * declared here that the contract lacks. Which transitions reach it, and so what the ledger holds in it, the
+ * commands below say.
+ */
+export const states = {
+  open: { terminal: false, capabilityLive: false },
+  funded: { terminal: false, capabilityLive: true },
+  evidence_recorded: { terminal: false, capabilityLive: true },
+  released: { terminal: true, capabilityLive: false },
+  refunded: { terminal: true, capabilityLive: false },
+} as const satisfies { readonly [State in IntentState]: StateDeclaration };
+
+/** The states in the contract's order. */
+export const lifecycleStates: readonly IntentState[] = intentStates;
+
+export const isIntentState = (value: string): value is IntentState => (lifecycleStates as readonly string[]).includes(value);
+
+/** The states whose declaration says terminal (`released`, `refunded` today). */
+export type TerminalState = { [State in IntentState]: (typeof states)[State]['terminal'] extends true ? State : never }[IntentState];
+
+export const isTerminalState = (state: IntentState): state is TerminalState => states[state].terminal;
+
+export const terminalStates: readonly TerminalState[] = lifecycleStates.filter(isTerminalState);
+
+/** `true` when `Listed` is exactly the terminal states, else what is wrong with it: for a list kept below the engine (a
+ * repository's SQL) that must know every terminal state, `const check: ExactlyTerminalStates<Listed> = true` beside
+ * its first user above the engine fails to compile while a terminal state is missing from it (the error names it), or
+ * a state in it is not terminal. */
+export type ExactlyTerminalStates<Listed extends IntentState> = [Exclude<TerminalState, Listed> | Exclude<Listed, TerminalState>] extends [never]
+  ? true
+  : { readonly terminalStatesMissing: Exclude<TerminalState, Listed>; readonly statesNotTerminal: Exclude<Listed, TerminalState> };
+
+/** For an exhaustive `switch` over states (or any union): the `default` that fails to compile while a member is
+ * unhandled, and throws should a value the types rule out arrive anyway. */
+export function unhandledState(state: never): never {
+  throw new Error(`the lifecycle has no handling for state ${String(state)}`);
+}
 
 /** The accounts a posting names, by the role they play (src/engine/ledger-posting.ts builds the names). */
 export type AccountRole = 'escrow' | 'railFunding' | 'payeePayable' | 'payerRefund';
@@ -36,26 +85,34 @@ export interface Transition {
   readonly receipts: readonly ReceiptName[];
 }
 
+/** The route of a command: where it is registered and who may call it (src/surfaces/harbor/engine-routes.ts registers
+ * it with this access; docs/roles.md lists the same). */
+export interface CommandRoute {
+  readonly method: 'POST';
+  /** The whole path, surface prefix included. */
+  readonly url: string;
+  /** Who may run it (docs/roles.md). */
+  readonly roles: readonly Role[];
+  /** The scope a restricted key must carry (src/credentials/mcp-scopes.ts). */
+  readonly scope: string;
+  /** Refuse any x-tenant-id header: for clients told to take the tenant from the credential alone. */
+  readonly tenantHeader?: 'refused';
+}
+
 export interface LifecycleCommand {
-  /** The route that runs it, or null for the maintenance sweeper. */
-  readonly route: { readonly method: 'POST'; readonly url: string } | null;
-  /** Who may run it (docs/roles.md); null when no credential does (the sweeper). */
-  readonly roles: readonly Role[] | null;
+  /** The route that runs it, or null for the maintenance sweeper (which no credential runs). */
+  readonly route: CommandRoute | null;
   /** The idempotency operation its keys are scoped to; null when it takes none. */
-  readonly idempotencyOperation: LifecycleOperation | null;
+  readonly idempotencyOperation: string | null;
   /** The recognition-proof purpose (docs/signing.md#recognition-proofs); null when it takes no proof. */
   readonly recognitionPurpose: string | null;
   readonly transitions: readonly Transition[];
 }
 
-export const lifecycleOperations = [
-  'intent.create', 'intent.fund', 'intent.evidence', 'intent.settlement_confirm', 'sandbox.bootstrap', 'sandbox.evidence',
-] as const;
-export type LifecycleOperation = (typeof lifecycleOperations)[number];
-
 /** Roles that may move money through the engine; confirm is kept from agents. */
 export const intentWriterRoles = ['admin', 'operator', 'agent'] as const satisfies readonly Role[];
-const settlerRoles = ['admin', 'operator'] as const satisfies readonly Role[];
+/** Roles that may settle an intent, and carry out what a settlement instructs. */
+export const settlerRoles = ['admin', 'operator'] as const satisfies readonly Role[];
 
 const fundPosting: PostingShape = { eventKind: 'fund', debit: 'escrow', credit: 'railFunding' };
 const releasePosting: PostingShape = { eventKind: 'release', debit: 'payeePayable', credit: 'escrow' };
@@ -64,29 +121,25 @@ const terminalReceipts: readonly ReceiptName[] = ['settlement_receipt', 'agent_r
 
 export const lifecycle = {
   create: {
-    route: { method: 'POST', url: '/harbor/intents' },
-    roles: intentWriterRoles,
+    route: { method: 'POST', url: '/harbor/intents', roles: intentWriterRoles, scope: 'mcp.spend:write' },
     idempotencyOperation: 'intent.create',
     recognitionPurpose: recognitionPurposes.intentCreate,
     transitions: [{ from: [], to: 'open', when: 'the principal signed the envelope', posting: null, receipts: [] }],
   },
   fund: {
-    route: { method: 'POST', url: '/harbor/intents/:intent_id/fund' },
-    roles: intentWriterRoles,
+    route: { method: 'POST', url: '/harbor/intents/:intent_id/fund', roles: intentWriterRoles, scope: 'mcp.settlement:write' },
     idempotencyOperation: 'intent.fund',
     recognitionPurpose: recognitionPurposes.intentFund,
     transitions: [{ from: ['open'], to: 'funded', when: 'the rail settles the credential', posting: fundPosting, receipts: [] }],
   },
   evidence: {
-    route: { method: 'POST', url: '/harbor/intents/:intent_id/evidence' },
-    roles: intentWriterRoles,
+    route: { method: 'POST', url: '/harbor/intents/:intent_id/evidence', roles: intentWriterRoles, scope: 'mcp.evidence:write' },
     idempotencyOperation: 'intent.evidence',
     recognitionPurpose: recognitionPurposes.evidenceSubmit,
     transitions: [{ from: ['funded'], to: 'evidence_recorded', when: 'the payee signed it, before the deadline', posting: null, receipts: [] }],
   },
   confirm: {
-    route: { method: 'POST', url: '/harbor/intents/:intent_id/settlement/confirm' },
-    roles: settlerRoles,
+    route: { method: 'POST', url: '/harbor/intents/:intent_id/settlement/confirm', roles: settlerRoles, scope: 'mcp.settlement:write' },
     idempotencyOperation: 'intent.settlement_confirm',
     recognitionPurpose: recognitionPurposes.settlementConfirm,
     transitions: [
@@ -97,21 +150,19 @@ export const lifecycle = {
   },
   expire: {
     route: null,
-    roles: null,
     idempotencyOperation: null,
     recognitionPurpose: null,
     transitions: [{ from: ['funded'], to: 'refunded', when: 'the maintenance sweeper finds the deadline passed', posting: refundPosting, receipts: terminalReceipts }],
   },
   sandboxBootstrap: {
-    route: { method: 'POST', url: '/v1/sandbox/guardrails/bootstrap' },
-    roles: intentWriterRoles,
+    // The sandbox guardrails take the tenant from the credential alone, as their public client expects.
+    route: { method: 'POST', url: '/v1/sandbox/guardrails/bootstrap', roles: intentWriterRoles, scope: 'mcp.sandbox:write', tenantHeader: 'refused' },
     idempotencyOperation: 'sandbox.bootstrap',
     recognitionPurpose: null,
     transitions: [{ from: [], to: 'funded', when: 'a sandbox key asks: created unsigned, funded by the simulator', posting: fundPosting, receipts: [] }],
   },
   sandboxEvidence: {
-    route: { method: 'POST', url: '/v1/sandbox/guardrails/:intent_id/evidence' },
-    roles: intentWriterRoles,
+    route: { method: 'POST', url: '/v1/sandbox/guardrails/:intent_id/evidence', roles: intentWriterRoles, scope: 'mcp.sandbox:write', tenantHeader: 'refused' },
     idempotencyOperation: 'sandbox.evidence',
     recognitionPurpose: null,
     transitions: [
@@ -123,11 +174,17 @@ export const lifecycle = {
 
 export type CommandName = keyof typeof lifecycle;
 
+/** The commands a route runs (all but the sweeper's). */
+export type RoutedCommandName = { [Name in CommandName]: (typeof lifecycle)[Name]['route'] extends null ? never : Name }[CommandName];
+
+/** The idempotency operations of the commands, as the table names them. */
+export type LifecycleOperation = NonNullable<(typeof lifecycle)[CommandName]['idempotencyOperation']>;
+
 /** The states `command` may start from (the union over its transitions). */
 export function fromStates(command: CommandName): IntentState[] {
-  const states = new Set<IntentState>();
-  for (const transition of lifecycle[command].transitions as readonly Transition[]) for (const state of transition.from) states.add(state);
-  return lifecycleStates.filter((state) => states.has(state));
+  const found = new Set<IntentState>();
+  for (const transition of lifecycle[command].transitions as readonly Transition[]) for (const state of transition.from) found.add(state);
+  return lifecycleStates.filter((state) => found.has(state));
 }
 
 /** The one transition of `command` that moves `from` to `to`; a programmer error when the table has none. */
@@ -137,6 +194,76 @@ export function transitionOf(command: CommandName, from: IntentState | null, to:
   );
   if (!found) throw new Error(`the lifecycle has no ${command} transition from ${from ?? '(new)'} to ${to}`);
   return found;
+}
+
+const allTransitions: readonly Transition[] = Object.values(lifecycle).flatMap((command) => command.transitions as readonly Transition[]);
+
+/** `state` and every state a chain of transitions leads to from it, in the contract's order. */
+export function statesReachableFrom(state: IntentState): IntentState[] {
+  const reached = new Set<IntentState>([state]);
+  for (const pending = [state]; pending.length > 0; ) {
+    const current = pending.pop()!;
+    for (const transition of allTransitions) {
+      if (transition.from.includes(current) && !reached.has(transition.to)) {
+        reached.add(transition.to);
+        pending.push(transition.to);
+      }
+    }
+  }
+  return lifecycleStates.filter((candidate) => reached.has(candidate));
+}
+
+/** The states in which an intent's capability token is live. */
+export const capabilityLiveStates: readonly IntentState[] = lifecycleStates.filter((state) => states[state].capabilityLive);
+
+/** What the ledger holds for an intent in a state: how many transactions of each kind it has posted, and whether its
+ * escrow holds the intent's amount (or nothing). */
+export interface LedgerActivity {
+  readonly transactions: Readonly<Record<LedgerEventKind, number>>;
+  readonly escrowHeld: boolean;
+}
+
+/**
+ * Each state's ledger activity, derived from the transitions: what the postings on the way from the intent's
+ * creation to the state add up to. The ledger verifier checks every intent against its state's
+ * (src/services/ledger-verifier.ts). A table that reaches a state along two ways that post differently (or loops
+ * through a posting), or declares a state no transition reaches, is a programmer error: the module refuses to load.
+ */
+export const ledgerActivityByState: Readonly<Record<IntentState, LedgerActivity>> = deriveLedgerActivity();
+
+/** Whether the intent's funding has settled: its state's history holds a fund transaction (`funded` on the wire). */
+export const fundingSettledIn = (state: IntentState): boolean => ledgerActivityByState[state].transactions.fund > 0;
+
+function deriveLedgerActivity(): Record<IntentState, LedgerActivity> {
+  // The escrow's balance in units of the intent's amount: a posting that debits the escrow adds one, a credit takes one.
+  interface History { readonly transactions: Record<LedgerEventKind, number>; readonly escrowUnits: number }
+  const after = (history: History, posting: PostingShape | null): History =>
+    posting === null
+      ? history
+      : {
+          transactions: { ...history.transactions, [posting.eventKind]: history.transactions[posting.eventKind] + 1 },
+          escrowUnits: history.escrowUnits + (posting.debit === 'escrow' ? 1 : 0) - (posting.credit === 'escrow' ? 1 : 0),
+        };
+  const empty: History = { transactions: Object.fromEntries(ledgerEventKinds.map((kind) => [kind, 0])) as Record<LedgerEventKind, number>, escrowUnits: 0 };
+  const described = (history: History) => JSON.stringify(history);
+  const reached = new Map<IntentState, History>();
+  const pending = allTransitions.filter((transition) => transition.from.length === 0).map((transition) => [transition.to, after(empty, transition.posting)] as const);
+  while (pending.length > 0) {
+    const [state, history] = pending.pop()!;
+    const known = reached.get(state);
+    if (known !== undefined) {
+      if (described(known) !== described(history)) throw new Error(`the lifecycle reaches ${state} with two ledger histories: ${described(known)} and ${described(history)}`);
+      continue;
+    }
+    reached.set(state, history);
+    for (const transition of allTransitions) if (transition.from.includes(state)) pending.push([transition.to, after(history, transition.posting)]);
+  }
+  return Object.fromEntries(lifecycleStates.map((state) => {
+    const history = reached.get(state);
+    if (history === undefined) throw new Error(`no transition of the lifecycle reaches state ${state}`);
+    if (history.escrowUnits !== 0 && history.escrowUnits !== 1) throw new Error(`the lifecycle leaves ${history.escrowUnits} times the amount in escrow in ${state}`);
+    return [state, { transactions: history.transactions, escrowHeld: history.escrowUnits === 1 }];
+  })) as Record<IntentState, LedgerActivity>;
 }
 
 /** The ledger entries of a posting shape for `intent`: the whole amount, debited from one account, credited to the

@@ -25,6 +25,9 @@ export interface Settlement {
   readonly answerFields: AnswerFields;
 }
 
+/** What a live rail is instructed to do for each settlement action. */
+const instructionKinds = { release: 'payout', refund: 'refund' } as const satisfies Record<SettlementAction, 'payout' | 'refund'>;
+
 /** Moves the escrow of a locked intent to the payee or back to the principal, records the new state, and runs the
  * terminal effects in the same transaction, as `command`'s transition in the lifecycle table says. */
 export async function settleIntent(
@@ -54,7 +57,7 @@ export async function settleIntent(
   });
   // A live rail's funding holds the money outside this service: the payout or refund is instructed to that rail,
   // recorded here with the posting, carried out by the sweeper (docs/rails.md#live-rails).
-  queueSettlementInstruction(tx, intent.tenantId, intent.intentId, action === 'release' ? 'payout' : 'refund', intent.amountCents, intent.currency);
+  queueSettlementInstruction(tx, intent.tenantId, intent.intentId, instructionKinds[action], intent.amountCents, intent.currency);
   const answerFields = await runTerminalEffects(tx, { intent: settled, action, reason, transactionId, nowMs, ...(toolCall ? { toolCall } : {}) }, effects);
   return { intent: settled, action, reason, transactionId, answerFields };
 }

@@ -8,6 +8,7 @@ import { ServiceError } from '../errors/service-error.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import type { SpendDecision } from '../db/spend-decision-repository.ts';
 import type { TerminalTransition, ToolCall } from '../engine/effects.ts';
+import { isTerminalState, type TerminalState } from '../engine/lifecycle.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { pageSizeDefault, toolCallIdLengthMax } from '../limits.ts';
@@ -104,10 +105,13 @@ const paymentOf = (intent: Intent): Record<string, unknown> => ({
   ...(intent.fundingReference ? { funding_reference: intent.fundingReference } : {}),
 });
 
-const settlementOutcomeOf = (intent: Intent): string | undefined =>
-  intent.state === 'released' ? 'SETTLED' : intent.state === 'refunded' ? 'REVERSED' : undefined;
+/** The receipt's `settlement_outcome` of each terminal state (a state the lifecycle table adds as terminal does not
+ * compile until it has one); the receipt leaves it out before a terminal state. */
+const settlementOutcomes = { released: 'SETTLED', refunded: 'REVERSED' } as const satisfies Record<TerminalState, 'SETTLED' | 'REVERSED' | 'FAILED'>;
 
-const isTerminal = (intent: Intent): boolean => intent.state === 'released' || intent.state === 'refunded';
+const settlementOutcomeOf = (intent: Intent): string | undefined => (isTerminalState(intent.state) ? settlementOutcomes[intent.state] : undefined);
+
+const isTerminal = (intent: Intent): boolean => isTerminalState(intent.state);
 
 /** The intent-terminal receipt's body: its id is the intent id, its decision the settling ledger transaction. */
 function terminalBody(

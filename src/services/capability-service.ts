@@ -21,6 +21,7 @@ import {
   type SpendOutcome,
   type SpendTotals,
 } from '../db/spend-decision-repository.ts';
+import { capabilityLiveStates } from '../engine/lifecycle.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -45,9 +46,6 @@ export const denyMessages: Readonly<Record<CapabilityDenyCode, string>> = {
   'capability.budget_exceeded': 'The requested spend exceeds what the intent has left after its reservations.',
 };
 const allowMessage = 'Allowed: the requested spend is reserved until the decision is completed.';
-
-/** Intent states in which a capability is live; any other state revokes it. */
-export const liveStates: readonly Intent['state'][] = ['funded', 'evidence_recorded'];
 
 export interface VerifyRequest {
   /** As the caller sent it: the answer echoes it verbatim (the client compares). */
@@ -125,7 +123,8 @@ export interface SpendJudgement {
 export function judgeSpend(intent: Intent, totals: SpendTotals, question: SpendQuestion, nowMs: number): SpendJudgement {
   const remainingCents = BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
   const denyCodes: CapabilityDenyCode[] = [];
-  if (!liveStates.includes(intent.state)) denyCodes.push('capability.revoked');
+  // The lifecycle table declares in which states a capability is live; any other state revokes it.
+  if (!capabilityLiveStates.includes(intent.state)) denyCodes.push('capability.revoked');
   if (intent.deadline.getTime() <= nowMs) denyCodes.push('capability.expired');
   if (question.operation !== null && !intent.allowedTools.includes(question.operation)) denyCodes.push('capability.operation_not_allowed');
   if (question.currency !== undefined && question.currency.trim().toLowerCase() !== intent.currency) denyCodes.push('capability.currency_mismatch');

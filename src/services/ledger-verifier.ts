@@ -3,11 +3,12 @@
 // of accounts and intents (the report lists every balance), never with the number of rows held at once.
 import { findLedgerHead, listIntentLedgerFacts, listLedgerRows, type IntentLedgerFacts, type LedgerHead, type LedgerRow } from '../db/ledger-repository.ts';
 import { findTenant } from '../db/tenant-repository.ts';
+import { isIntentState, ledgerActivityByState } from '../engine/lifecycle.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { ledgerTransactionEntriesMax, ledgerVerifyBatchRows, ledgerVerifyProblemsMax } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
 import { encodeLedgerRowBody, formatRfc3339MillisecondsUtc, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../signing/index.ts';
-import { ledgerAccounts, ledgerTransactionProblems, type LedgerEntry, type LedgerSideName } from './ledger-service.ts';
+import { ledgerAccounts, ledgerEventKinds, ledgerTransactionProblems, type LedgerEntry, type LedgerSideName } from './ledger-service.ts';
 import { asServiceError } from './pure-error-mapping.ts';
 
 export interface LedgerVerifyReport {
@@ -25,16 +26,6 @@ export interface LedgerVerifyReport {
    * a balance: a tenant's escrow or a rail's funding account can pass 2^53 cents (docs/ledger.md). */
   readonly balances: Record<string, bigint>;
 }
-
-/** Ledger activity that a state admits: how many fund, release and refund transactions, and whether escrow holds
- * the intent's amount (true) or nothing (false). */
-const expectedByState: Record<string, { readonly fund: number; readonly release: number; readonly refund: number; readonly escrowHeld: boolean }> = {
-  open: { fund: 0, release: 0, refund: 0, escrowHeld: false },
-  funded: { fund: 1, release: 0, refund: 0, escrowHeld: true },
-  evidence_recorded: { fund: 1, release: 0, refund: 0, escrowHeld: true },
-  released: { fund: 1, release: 1, refund: 0, escrowHeld: false },
-  refunded: { fund: 1, release: 0, refund: 1, escrowHeld: false },
-};
 
 const sideNames: Record<number, LedgerSideName> = { 0: 'debit', 1: 'credit' };
 
@@ -194,14 +185,15 @@ class LedgerCheck {
     const moves = this.#moves.get(intent.intentId) ?? [];
     this.#moves.delete(intent.intentId);
     const where = `intent ${intent.intentId} (${intent.state})`;
-    const expected = expectedByState[intent.state];
+    // What the lifecycle's postings leave for an intent in its state (src/engine/lifecycle.ts).
+    const expected = isIntentState(intent.state) ? ledgerActivityByState[intent.state] : undefined;
     if (!expected) {
       this.problem(`${where}: unknown state`);
       return;
     }
-    for (const kind of ['fund', 'release', 'refund'] as const) {
+    for (const kind of ledgerEventKinds) {
       const count = moves.filter((move) => move.kind === kind).length;
-      if (count !== expected[kind]) this.problem(`${where}: ${count} ${kind} transaction(s), expected ${expected[kind]}`);
+      if (count !== expected.transactions[kind]) this.problem(`${where}: ${count} ${kind} transaction(s), expected ${expected.transactions[kind]}`);
     }
     const escrow = this.#balances.get(ledgerAccounts.escrow(intent.intentId)) ?? 0n;
     const escrowExpected = expected.escrowHeld ? intent.amountCents : 0n;

@@ -3,6 +3,7 @@
 // settling transaction; `rebuildStanding` recomputes them from the intents and must agree.
 import { sign } from 'node:crypto';
 import type { TerminalEffect } from '../engine/effects.ts';
+import type { ExactlyTerminalStates } from '../engine/lifecycle.ts';
 import {
   durationBucketLowerBoundsSeconds,
   queueStandingSettlement,
@@ -10,6 +11,7 @@ import {
   rebuildStandingAggregates,
   type StandingAggregateRow,
   type StandingOutcome,
+  type StandingSettledState,
   type StandingSnapshot,
 } from '../db/standing-repository.ts';
 import { findTenant } from '../db/tenant-repository.ts';
@@ -30,11 +32,20 @@ import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact, type 
 
 // ---- The terminal effect ----
 
+// The rebuild classifies settled intents by their terminal state (src/db/standing-repository.ts): a terminal state
+// the lifecycle table adds does not compile here until the rebuild classifies it.
+const rebuildClassifiesEveryTerminalState: ExactlyTerminalStates<StandingSettledState> = true;
+
 /** What a terminal transition means for the operator (the intent's payee): released, refunded after failed
  * evidence, or expired (refunded because the deadline passed without evidence). */
 export function standingOutcomeOf(action: 'release' | 'refund', reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed'): StandingOutcome {
-  if (action === 'release') return 'released';
-  return reason === 'deadline_passed' ? 'expired' : 'refunded';
+  // Every action is handled: one added does not compile here until its outcome is decided.
+  switch (action) {
+    case 'release':
+      return 'released';
+    case 'refund':
+      return reason === 'deadline_passed' ? 'expired' : 'refunded';
+  }
 }
 
 /** Adds the settled intent to its operator's aggregates; the statement travels with COMMIT, so the aggregates, the

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lifecycleStates } from '../../src/engine/lifecycle.ts';
 import { sandboxMppAuthorization, sandboxMppTokens } from '../../src/rails/mpp/wire.ts';
 import { takeOutboxCode } from '../../src/services/sign-in-service.ts';
 import { bearer } from '../helpers/app.ts';
@@ -74,6 +75,11 @@ describe('the console in a browser', { timeout: 60_000 }, () => {
       const unlabelled = await page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter((control) => control.labels.length === 0).map((control) => control.name)`);
       expect(unlabelled, path).toEqual([]);
     }
+    // The state filter and the overview's tiles name every state of the lifecycle table, in its order.
+    await page.goto('/console/intents');
+    expect(await page.evaluate(`[...document.querySelectorAll('select[name=state] option')].map((option) => option.value)`)).toEqual(['', ...lifecycleStates]);
+    await page.goto('/console');
+    for (const state of lifecycleStates) expect(await page.getByTestId(`count-${state}`).count(), state).toBe(1);
   });
 
   it('creates an API key (shown once), which works over HTTP until it is revoked in the page', async () => {

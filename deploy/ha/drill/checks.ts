@@ -2,6 +2,7 @@
 // effect is in the database exactly once, every tenant's ledger passes `svc ledger verify`, and every tree head the
 // clients saw during the drill is signed and a prefix of the final one (no history rewritten by a failover).
 import pg from 'pg';
+import { statesReachableFrom } from '../../../src/engine/lifecycle.ts';
 import { verifyArtifact } from '../../../src/signing/artifacts.ts';
 import { verifyConsistency } from '../../../src/signing/merkle.ts';
 import type { TenantCheck } from './report.ts';
@@ -73,7 +74,10 @@ export async function checkEffects(databaseUrl: string, tenantIds: readonly stri
   return { lost, duplicated };
 }
 
-const fundedOrLater = ['funded', 'evidence_recorded', 'released', 'refunded'];
+// The states an intent may be in once a step's effect is there: the state it reached and every state after it in the
+// lifecycle table (a confirm or the sweeper may have moved it on since).
+const fundedOrLater: readonly string[] = statesReachableFrom('funded');
+const evidenceRecordedOrLater: readonly string[] = statesReachableFrom('evidence_recorded');
 /** The receipts a settlement issues in the same transaction (docs/engine.md, the lifecycle table). */
 const settlementReceipts = ['svc.protocol_settlement_receipt_v1', 'svc.agent_receipt_v1/intent_terminal'];
 
@@ -87,7 +91,7 @@ function missingEffect(step: Acknowledgement['step'], intent: IntentFacts | unde
       if (!fundedOrLater.includes(intent.state)) return `the intent is ${intent.state}`;
       return intent.fundTransactions === 0 ? 'no fund posting' : undefined;
     case 'evidence':
-      if (!['evidence_recorded', 'released', 'refunded'].includes(intent.state)) return `the intent is ${intent.state}`;
+      if (!evidenceRecordedOrLater.includes(intent.state)) return `the intent is ${intent.state}`;
       return intent.evidence ? undefined : 'no evidence stored';
     case 'confirm':
       if (intent.state !== 'released') return `the intent is ${intent.state}, not released`;

@@ -17,6 +17,7 @@ import {
   type RailUnavailableError,
 } from '../../rails/index.ts';
 import type { EngineAnswer, ResponseHeaders } from '../answer.ts';
+import { fundingSettledIn } from '../lifecycle.ts';
 
 /** A well-formed credential, as a rail read it from the request. */
 export type RailCredential = Extract<PresentedCredential, { kind: 'credential' }>;
@@ -246,7 +247,7 @@ export function fundAnswerBody(intent: Intent, funding: Record<string, unknown>,
     settlement_rail: intent.settlementRail,
     currency: intent.currency,
     amount_cents: intent.amountCents,
-    funded: intent.state !== 'open',
+    funded: fundingSettledIn(intent.state),
     funding: { settlement_rail: intent.settlementRail, ...funding },
     ...extra,
   };

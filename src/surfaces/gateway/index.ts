@@ -15,7 +15,6 @@ import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { providerIntegrationRoutes } from './routes/provider-integrations.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
-import { sandboxGuardrailRoutes } from './routes/sandbox-guardrails.ts';
 import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -49,6 +48,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(spendDecisionRoutes);
   await app.register(spendControlRoutes);
   await app.register(agentRunRoutes);
-  await app.register(sandboxGuardrailRoutes);
   await app.register(auditExportRoutes);
 }

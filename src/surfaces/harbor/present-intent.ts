@@ -2,6 +2,7 @@
 // (docs/engine.md#funding--post-harborintentsidfund).
 import type { Intent as IntentView, RailInstruction as RailInstructionView } from '../../contracts/intents.ts';
 import type { Intent } from '../../db/intent-repository.ts';
+import { fundingSettledIn } from '../../engine/lifecycle.ts';
 import type { RailInstruction as RailInstructionRow } from '../../db/rail-instruction-repository.ts';
 import { orderedMaterializedPredicate } from '../policy-presenters.ts';
 
@@ -12,7 +13,7 @@ export function presentIntent(intent: Intent): IntentView {
     tenant_id: intent.tenantId,
     intent_id: intent.intentId,
     state: intent.state,
-    funded: intent.state !== 'open',
+    funded: fundingSettledIn(intent.state),
     signing_version: intent.signingVersion,
     principal_did: intent.principalDid,
     principal_key_registered: intent.principalKeyRegistered,

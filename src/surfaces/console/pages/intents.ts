@@ -2,6 +2,8 @@
 // evaluation in words, its agent runs, ledger rows and receipt, and in a sandbox tenant the two calls that walk an
 // intent from bootstrap to released (sandbox guardrails).
 import type { FastifyInstance } from 'fastify';
+import type { IntentState } from '../../../contracts/intents.ts';
+import { fromStates, isIntentState, isTerminalState, lifecycleStates } from '../../../engine/lifecycle.ts';
 import { ledgerEventsPageMax } from '../../../limits.ts';
 import { queryString, type ApiError } from '../api.ts';
 import type { ConsoleContext } from '../context.ts';
@@ -12,7 +14,7 @@ import { agentRunsSection } from './agent-runs.ts';
 
 export interface IntentView {
   intent_id: string;
-  state: string;
+  state: IntentState;
   payee_did: string;
   principal_did: string;
   amount_cents: number;
@@ -58,12 +60,16 @@ interface EvidenceSubmissionView {
   predicate_evaluation: { passed: boolean; trace: TraceStep[] };
 }
 
-const states = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'];
 /** How many ledger pages the detail page reads looking for the intent's rows (each up to the route's maximum). */
 const ledgerPagesRead = 5;
 const intentIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const stateBadge = (state: string) => html`<span class="badge state-${state}" data-testid="state">${state.replace('_', ' ')}</span>`;
+/** A state in words (`evidence recorded`); the filter, the badges and the overview name every state of the lifecycle
+ * table (src/engine/lifecycle.ts) this way. */
+export const stateLabel = (state: IntentState): string => state.replace('_', ' ');
+export const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+const stateBadge = (state: IntentState) => html`<span class="badge state-${state}" data-testid="state">${stateLabel(state)}</span>`;
 
 function bootstrapForm(context: ConsoleContext, error?: ApiError): Html {
   if (context.viewer.environment !== 'sandbox' || !context.may('POST /v1/sandbox/guardrails/bootstrap')) return html``;
@@ -79,7 +85,8 @@ ${select({ name: 'completion_preset', label: 'Release rule', value: 'cost_and_co
 }
 
 async function listPage(context: ConsoleContext, query: Record<string, string | undefined>, bootstrapError?: ApiError): Promise<Html> {
-  const state = states.includes(query['state'] ?? '') ? query['state'] : undefined;
+  const requested = query['state'];
+  const state = requested !== undefined && isIntentState(requested) ? requested : undefined;
   const operator = query['operator_did']?.trim() || undefined;
   const cursor = query['cursor'] && intentIdPattern.test(query['cursor']) ? query['cursor'] : undefined;
   const answer = await context.api<{ items: IntentView[]; has_more: boolean; next_cursor: string | null }>({
@@ -103,7 +110,7 @@ async function listPage(context: ConsoleContext, query: Record<string, string | 
     'Intents',
     html`${bootstrapForm(context, bootstrapError)}
 <form method="get" action="/console/intents" class="filters" role="search" aria-label="Filter intents">
-${select({ name: 'state', label: 'State', value: state ?? '', options: [['', 'Any state'], ...states.map((name) => [name, name.replace('_', ' ')] as const)] })}
+${select({ name: 'state', label: 'State', value: state ?? '', options: [['', 'Any state'], ...lifecycleStates.map((name) => [name, stateLabel(name)] as const)] })}
 ${field({ name: 'operator_did', label: 'Operator (payee) DID', value: operator })}
 <button type="submit">Filter</button>
 </form>
@@ -244,13 +251,13 @@ async function detailPage(context: ConsoleContext, intentId: string, outcome: Ev
     ['Created', intent.created_at],
     ['Funded', intent.funded_at],
     ['Evidence recorded', intent.evidence_recorded_at],
-    [intent.state === 'refunded' ? 'Refunded' : intent.state === 'released' ? 'Released' : 'Settled', intent.settled_at],
+    [isTerminalState(intent.state) ? capitalized(stateLabel(intent.state)) : 'Settled', intent.settled_at],
   ];
   const ledger = await intentLedgerRows(context, intent.intent_id);
   const receipt = await receiptSection(context, intent, outcome.verdict);
   const evidence = await evidenceSection(context, intent);
   const agentRuns = await agentRunsSection(context, intent.intent_id);
-  const canSubmit = context.viewer.environment === 'sandbox' && intent.state === 'funded' && context.may('POST /v1/sandbox/guardrails/:intent_id/evidence');
+  const canSubmit = context.viewer.environment === 'sandbox' && fromStates('sandboxEvidence').includes(intent.state) && context.may('POST /v1/sandbox/guardrails/:intent_id/evidence');
   const evidenceForm = canSubmit
     ? html`<section class="card" aria-labelledby="evidence-heading"><h2 id="evidence-heading">Submit sandbox evidence</h2>
 ${form(context.csrfToken, `/console/intents/${intent.intent_id}/sandbox-evidence`, html`<div class="row">

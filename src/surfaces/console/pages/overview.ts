@@ -8,7 +8,8 @@ import type { ConsoleContext } from '../context.ts';
 import { html, money, when, type Html } from '../html.ts';
 import { page, table } from '../layout.ts';
 import { getPage } from '../routing.ts';
-import type { IntentView } from './intents.ts';
+import { lifecycleStates, terminalStates } from '../../../engine/lifecycle.ts';
+import { capitalized, stateLabel, type IntentView } from './intents.ts';
 
 /** The overview reads at most this many intents (pages of 200), newest first; the page says when it stopped. */
 const intentsReadMax = 2000;
@@ -61,9 +62,8 @@ async function overview(context: ConsoleContext): Promise<Html> {
   const railRows = rails.map((rail) => {
     const ofRail = sample.intents.filter((intent) => intent.settlement_rail === rail);
     const funded = ofRail.filter((intent) => intent.funded_at !== null).length;
-    const released = ofRail.filter((intent) => intent.state === 'released').length;
-    const refunded = ofRail.filter((intent) => intent.state === 'refunded').length;
-    return html`<tr><td>${rail}</td><td class="number">${ofRail.length}</td><td class="number">${funded}</td><td class="number">${ofRail.length - funded}</td><td class="number">${released}</td><td class="number">${refunded}</td></tr>`;
+    const settled = terminalStates.map((state) => html`<td class="number">${ofRail.filter((intent) => intent.state === state).length}</td>`);
+    return html`<tr><td>${rail}</td><td class="number">${ofRail.length}</td><td class="number">${funded}</td><td class="number">${ofRail.length - funded}</td>${settled}</tr>`;
   });
   const failures = await recentFailures(context, sample.intents);
   return page(
@@ -73,10 +73,10 @@ async function overview(context: ConsoleContext): Promise<Html> {
 <div class="tiles">
 <div class="tile"><span class="label">Volume today</span><span class="value" data-testid="volume-today">${money(volume(today))}</span></div>
 <div class="tile"><span class="label">Volume, 7 days</span><span class="value">${money(volume(now - 7 * dayMs))}</span></div>
-${['open', 'funded', 'evidence_recorded', 'released', 'refunded'].map((state) => html`<div class="tile"><span class="label">${state.replace('_', ' ')}</span><span class="value" data-testid="count-${state}">${byState.get(state) ?? 0}</span></div>`)}
+${lifecycleStates.map((state) => html`<div class="tile"><span class="label">${stateLabel(state)}</span><span class="value" data-testid="count-${state}">${byState.get(state) ?? 0}</span></div>`)}
 </div>
 <section aria-labelledby="rails-heading"><h2 id="rails-heading">Funding by rail</h2>
-${table('Intents and funding outcomes per rail', ['Rail', 'Intents', 'Funded', 'Not funded', 'Released', 'Refunded'], railRows, 'No intents yet.')}</section>
+${table('Intents and funding outcomes per rail', ['Rail', 'Intents', 'Funded', 'Not funded', ...terminalStates.map((state) => capitalized(stateLabel(state)))], railRows, 'No intents yet.')}</section>
 <section aria-labelledby="failures-heading"><h2 id="failures-heading">Recent failures</h2>
 ${table(
   `Recent failures, newest first (at most ${recentFailuresMax})`,

@@ -1,16 +1,13 @@
 // POST /harbor/intents/{id}/fund: the 402 funding handshake (docs/rails.md). Answers 200 (funded, with the
 // capability token), 202 (pending: re-send the same request to poll) or 402 (a challenge to answer).
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { authenticatedErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
 import { FundAnswer, fundAnswerContracts, IntentIdParams, IntentStateConflict, type FundAnswerHeader } from '../../../contracts/intents.ts';
 import { fundIntent } from '../../../engine/fund.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { lifecycle } from '../../../engine/lifecycle.ts';
 import { idempotencyKeyOf } from '../../../plugins/idempotency.ts';
 import { registeredRails } from '../../../rails/index.ts';
-import { engineMutation } from '../engine-mutation.ts';
+import { engineMutation, type EngineRouteDefinition } from '../engine-mutation.ts';
 
 /** Each registered rail's credential headers, as the route documents them (read when the app is built). */
 const railCredentialHeaders = () =>
@@ -20,13 +17,14 @@ const railCredentialHeaders = () =>
 const railAnswerHeaders = (kind: 'challengeHeaders' | 'receiptHeaders'): FundAnswerHeader[] =>
   registeredRails().flatMap((rail) => rail[kind].map((header) => ({ ...header, name: header.name.toLowerCase() })));
 
-export async function fundRoutes(app: FastifyInstance): Promise<void> {
+/** The `fund` command's route (src/surfaces/harbor/engine-routes.ts registers it as the lifecycle table says). Its
+ * contract is built when the app is, from the rails registered then. */
+export const fundRoute: EngineRouteDefinition = (app, route) => {
   const answers = fundAnswerContracts({ challenge: railAnswerHeaders('challengeHeaders'), receipt: railAnswerHeaders('receiptHeaders') });
-  app.withTypeProvider<TypeBoxTypeProvider>().post(
-    '/intents/:intent_id/fund',
+  return route(
     {
       // The body is `{}` (or nothing, whatever its content type says): the rail credential travels in headers.
-      config: { access: { roles: lifecycle.fund.roles, scope: 'mcp.settlement:write' }, bodyOptional: true },
+      bodyOptional: true,
       schema: {
         summary: 'Fund an intent through its rail\'s 402 handshake',
         params: IntentIdParams,
@@ -39,22 +37,22 @@ export async function fundRoutes(app: FastifyInstance): Promise<void> {
           409: IntentStateConflict,
         },
       },
-    },
-    async (request, reply) =>
-      engineMutation<FundAnswer>(app, request, reply, 'fund', (tx, principal) =>
-        fundIntent(tx, {
-          principal,
-          intentId: request.params.intent_id,
-          headers: request.headers,
-          resourceUrl: `${request.protocol}://${request.host}${request.url.split('?')[0]}`,
-          keyring: app.gatewayKeys,
-          railRuntime: app.railRuntime,
-          idempotencyKey: idempotencyKeyOf(request),
+      handler: async (request, reply) =>
+        engineMutation<FundAnswer>(app, request, reply, (tx, principal) =>
+          fundIntent(tx, {
+            principal,
+            intentId: request.params.intent_id,
+            headers: request.headers,
+            resourceUrl: `${request.protocol}://${request.host}${request.url.split('?')[0]}`,
+            keyring: app.gatewayKeys,
+            railRuntime: app.railRuntime,
+            idempotencyKey: idempotencyKeyOf(request),
+          }),
+        ).catch((error: unknown) => {
+          // A rail that could not be reached: the client retries the same request after Retry-After.
+          if (error instanceof ServiceError && error.code === 'rail.unavailable') reply.header('retry-after', String(error.details?.['retry_after_seconds'] ?? 5));
+          throw error;
         }),
-      ).catch((error: unknown) => {
-        // A rail that could not be reached: the client retries the same request after Retry-After.
-        if (error instanceof ServiceError && error.code === 'rail.unavailable') reply.header('retry-after', String(error.details?.['retry_after_seconds'] ?? 5));
-        throw error;
-      }),
+    },
   );
-}
+};

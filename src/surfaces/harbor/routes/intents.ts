@@ -10,8 +10,7 @@ import { ServiceError } from '../../../errors/service-error.ts';
 import { pageSizeDefault } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
 import { createIntent } from '../../../engine/create.ts';
-import { lifecycle } from '../../../engine/lifecycle.ts';
-import { engineMutation } from '../engine-mutation.ts';
+import { engineMutation, type EngineRouteDefinition } from '../engine-mutation.ts';
 import { presentIntent, presentRailActivity } from '../present-intent.ts';
 import { findSucceededAttemptStatement } from '../../../db/funding-attempt-repository.ts';
 import { findIntentInstructionsStatement } from '../../../db/rail-instruction-repository.ts';
@@ -22,12 +21,11 @@ export { IntentIdParams as intentIdParams } from '../../../contracts/intents.ts'
 /** Every role reads intents; a restricted key needs the discovery scope (the client's `discovery:read` tools). */
 export const intentReaders = { roles: anyRole, scope: 'mcp.discovery:read' } as const;
 
-export async function intentRoutes(app: FastifyInstance): Promise<void> {
-  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  routes.post(
-    '/intents',
+/** The `create` command's route, POST /harbor/intents (src/surfaces/harbor/engine-routes.ts registers it as the
+ * lifecycle table says). */
+export const createIntentRoute: EngineRouteDefinition = (app, route) =>
+  route(
     {
-      config: { access: { roles: lifecycle.create.roles, scope: 'mcp.spend:write' } },
       // The engine checks the body itself, after the signing-version gate, so that a v4 envelope is "deprecated"
       // rather than a schema refusal: the route's own validation is attached, not raised (createIntent re-checks).
       attachValidation: true,
@@ -37,16 +35,18 @@ export async function intentRoutes(app: FastifyInstance): Promise<void> {
         headers: IdempotencyHeaders,
         response: { 200: Intent, 201: Intent, ...authenticatedBodyErrors(404, 409, 422) },
       },
-    },
-    (request, reply) => {
-      refuseAttachedNonBodyError(request);
-      return engineMutation<Intent>(app, request, reply, 'create', async (tx, principal) => {
-        const intent = await createIntent(tx, principal, request.body);
-        return { status: 201, body: presentIntent(intent) };
-      });
+      handler: (request, reply) => {
+        refuseAttachedNonBodyError(request);
+        return engineMutation<Intent>(app, request, reply, async (tx, principal) => {
+          const intent = await createIntent(tx, principal, request.body);
+          return { status: 201, body: presentIntent(intent) };
+        });
+      },
     },
   );
 
+export async function intentRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   routes.get(
     '/intents/:intent_id',
     {

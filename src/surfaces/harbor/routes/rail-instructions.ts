@@ -8,7 +8,7 @@ import { authenticatedBodyErrors } from '../../../contracts/common.ts';
 import { RailInstruction, RailInstructionDoneBody, RailInstructionParams } from '../../../contracts/intents.ts';
 import { recordInstructionDoneByOperator } from '../../../db/rail-instruction-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
-import { lifecycle } from '../../../engine/lifecycle.ts';
+import { settlerRoles } from '../../../engine/lifecycle.ts';
 import { principalOf } from '../../../plugins/access.ts';
 import { presentRailInstruction } from '../present-intent.ts';
 
@@ -17,7 +17,7 @@ export async function railInstructionRoutes(app: FastifyInstance): Promise<void>
     '/intents/:intent_id/rail-instructions/:instruction_id/done',
     {
       // Whoever may settle an intent may record that its settlement's transfer was made.
-      config: { access: { roles: lifecycle.confirm.roles, scope: 'mcp.settlement:write' } },
+      config: { access: { roles: settlerRoles, scope: 'mcp.settlement:write' } },
       schema: {
         summary: 'Record a payout or refund the operator carried out itself',
         params: RailInstructionParams,

@@ -1,15 +1,12 @@
 // POST /harbor/intents/{id}/settlement/confirm: carries out the settlement the stored evaluation implies
 // (docs/engine.md#settlement--post-harborintentsidsettlementconfirm: it does not choose between release and refund; the
 // rule both parties signed does).
-import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { refuseAttachedNonBodyError } from '../../body-checked-in-handler.ts';
 import { authenticatedBodyErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
 import { ConfirmBody, IntentIdParams, SettlementAnswer } from '../../../contracts/intents.ts';
 import { compileBodyValidator } from '../../../infra/validation.ts';
 import { confirmSettlement } from '../../../engine/settle.ts';
-import { lifecycle } from '../../../engine/lifecycle.ts';
-import { engineMutation } from '../engine-mutation.ts';
+import { engineMutation, type EngineRouteDefinition } from '../engine-mutation.ts';
 import { presentIntent } from '../present-intent.ts';
 
 /** Exported for the MCP confirm tool, whose input schema is this body schema. */
@@ -17,11 +14,10 @@ export const confirmBody = ConfirmBody;
 
 const assertConfirmBody: (value: unknown) => asserts value is ConfirmBody = compileBodyValidator<ConfirmBody>(ConfirmBody);
 
-export async function settlementRoutes(app: FastifyInstance): Promise<void> {
-  app.withTypeProvider<TypeBoxTypeProvider>().post(
-    '/intents/:intent_id/settlement/confirm',
+/** The `confirm` command's route (src/surfaces/harbor/engine-routes.ts registers it as the lifecycle table says). */
+export const confirmRoute: EngineRouteDefinition = (app, route) =>
+  route(
     {
-      config: { access: { roles: lifecycle.confirm.roles, scope: 'mcp.settlement:write' } },
       // The body is optional (clients send `{}` or nothing), so it is checked in the handler, against the schema
       // documented here; the route's own validation is attached rather than raised, as a missing body is fine.
       attachValidation: true,
@@ -32,25 +28,24 @@ export async function settlementRoutes(app: FastifyInstance): Promise<void> {
         headers: IdempotencyHeaders,
         response: { 200: SettlementAnswer, ...authenticatedBodyErrors(404, 409, 422) },
       },
-    },
-    async (request, reply) => {
-      refuseAttachedNonBodyError(request);
-      const body = request.body ?? {};
-      assertConfirmBody(body);
-      return engineMutation<SettlementAnswer>(app, request, reply, 'confirm', async (tx, principal) => {
-        const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id, app.engineEffects, body.expected_action);
-        return {
-          status: 200,
-          body: {
-            ...presentIntent(settlement.intent),
-            settlement: {
-              action: settlement.action,
-              reason: settlement.reason,
-              transaction_id: settlement.transactionId,
+      handler: async (request, reply) => {
+        refuseAttachedNonBodyError(request);
+        const body = request.body ?? {};
+        assertConfirmBody(body);
+        return engineMutation<SettlementAnswer>(app, request, reply, async (tx, principal) => {
+          const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id, app.engineEffects, body.expected_action);
+          return {
+            status: 200,
+            body: {
+              ...presentIntent(settlement.intent),
+              settlement: {
+                action: settlement.action,
+                reason: settlement.reason,
+                transaction_id: settlement.transactionId,
+              },
             },
-          },
-        };
-      });
+          };
+        });
+      },
     },
   );
-}
