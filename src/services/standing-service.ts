@@ -1,7 +1,6 @@
 // Standing (docs/standing.md): an operator's settled history in one tenant, as signed receipts and a signed
 // portfolio snapshot. Reads come from the incremental aggregates, which the terminal effect below adds to in the
 // settling transaction; `rebuildStanding` recomputes them from the intents and must agree.
-import { sign } from 'node:crypto';
 import type { TerminalEffect } from '../engine/effects.ts';
 import {
   durationBucketLowerBoundsSeconds,
@@ -26,7 +25,7 @@ import {
   standingReceiptCacheTtlMs,
   standingReceiptInvalidationsMax,
 } from '../limits.ts';
-import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact, type StandingSigner } from '../signing/standing-artifacts.ts';
+import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact } from '../signing/standing-artifacts.ts';
 
 // ---- The terminal effect ----
 
@@ -236,10 +235,6 @@ export function scoringModelOf(version: string): ScoringModel {
 
 // ---- Signed answers ----
 
-function signerOf(key: GatewayKey): StandingSigner {
-  return { publicKeyHex: key.publicKeyHex, sign: (digest) => new Uint8Array(sign(null, digest, key.privateKey)) };
-}
-
 /** One snapshot of the aggregates and the ledger head (see readStandingSnapshot). */
 function readSnapshot(database: Database, tenantId: string, operatorDid: string | null): Promise<StandingSnapshot> {
   return database.tenant(tenantId, (tx) => readStandingSnapshot(tx, tenantId, operatorDid, standingWindowDays.last_30_days), { isolation: 'repeatable read' });
@@ -270,7 +265,7 @@ export async function operatorReceipt(database: Database, key: GatewayKey, tenan
       metrics,
       score: model.score(metrics),
     },
-    signerOf(key),
+    key.signer,
   );
   const answer = { schema_version: 1, updated_at: metrics.last_activity_at, receipt };
   receiptCache.set(tenantId, operatorDid, variant, stamp, answer);
@@ -308,7 +303,7 @@ export async function portfolioSnapshot(database: Database, key: GatewayKey, ten
         return { operator_did: operatorDid, metrics, score: model.score(metrics) };
       }),
     },
-    signerOf(key),
+    key.signer,
   );
 }
 
