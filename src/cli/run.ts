@@ -2,7 +2,7 @@
 // at most a few lines on stderr. Exit codes: 0 success, 1 the operation failed, 2 the command line is wrong.
 import { ConfigError, loadConfig } from '../config.ts';
 import { ServiceError } from '../errors/service-error.ts';
-import { asServiceError } from '../services/pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { parseCommandLine, UsageError, usageOf, type CliCommand } from './command.ts';
 import { cliCommands } from './commands/index.ts';
 

@@ -18,7 +18,7 @@ import {
   type Ed25519Signer,
 } from '../signing/index.ts';
 import { ledgerCheckpointBytes, type LedgerCheckpoint, type LedgerLine } from './ledger-service.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { logLeafData, merkleLeafHash, type LogLeafFormat } from '../signing/merkle.ts';
 import { artifactLeafBytes, checkInclusion, checkTreeHead, isLogLeafFormat, type SignedTreeHead } from './transparency-log.ts';
 

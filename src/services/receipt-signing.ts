@@ -18,7 +18,7 @@ import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { artifactKinds, type ArtifactKindName } from '../signing/artifact-kinds.ts';
 import { signArtifactWithBytes, verifyArtifact } from '../signing/artifacts.ts';
 import { logLeafFormatCurrent } from '../signing/merkle.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { appendLeafStatement, assertLeaf, inclusionProofOf, latestTreeHead } from './transparency-log.ts';
 
 /** The fields of a signed wire that are not hashed: left out to get back the canonical body. */

@@ -28,7 +28,7 @@ import {
 } from '../signing/merkle.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 
 /** The kind of the signed tree heads the pass signs: the public client's format. */
 export const treeHeadKind = 'svc.agent_receipt_transparency_sth_v1';

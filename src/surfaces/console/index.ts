@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors/service-error.ts';
 import { consoleFormBytesMax } from '../../limits.ts';
-import { asServiceError } from '../../services/pure-error-mapping.ts';
+import { asServiceError } from '../../errors/pure-error-mapping.ts';
 import { html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
 import { notFoundPage, send, consoleAccess, type FormBody } from './routing.ts';
