@@ -9,7 +9,7 @@ import { createLogger } from '../src/infra/logging.ts';
 import { migrate } from '../src/infra/migrate.ts';
 import { defaultTerminalEffects } from '../src/plugins/engine-effects.ts';
 import { createFastify } from '../src/server-options.ts';
-import { receiptsOnTerminal } from '../src/services/receipt-service.ts';
+import { receiptsOnTerminal } from '../src/receipts/receipt-service.ts';
 
 const config = loadConfig();
 if (!config.databaseUrl) throw new Error('no-receipts-server: DATABASE_URL is required');

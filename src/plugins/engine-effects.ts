@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { engineEffects, type EngineEffects, type TerminalEffect } from '../engine/effects.ts';
-import { receiptsOnTerminal } from '../services/receipt-service.ts';
+import { receiptsOnTerminal } from '../receipts/receipt-service.ts';
 import { standingTerminalEffect } from '../services/standing-service.ts';
 
 declare module 'fastify' {

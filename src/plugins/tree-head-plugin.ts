@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { treeHeadIntervalMs } from '../limits.ts';
-import { publishTreeHeads } from '../services/transparency-log.ts';
+import { publishTreeHeads } from '../receipts/transparency-log.ts';
 
 export const treeHeads = fastifyPlugin(
   async (app: FastifyInstance, options: { enabled: boolean }) => {

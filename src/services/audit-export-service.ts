@@ -31,7 +31,7 @@ import {
 import { auditBundlePaths, buildAuditBundle, jsonLines, type LogLeafLine } from './audit-bundle.ts';
 import { ledgerLine } from './ledger-service.ts';
 import { readLedgerTip, signLedgerCheckpoint } from './ledger-service.ts';
-import { latestTreeHead, leavesInWindow, publishTreeHeads, readInclusionProofs, type SignedTreeHead } from './transparency-log.ts';
+import { latestTreeHead, leavesInWindow, publishTreeHeads, readInclusionProofs, type SignedTreeHead } from '../receipts/transparency-log.ts';
 import type { Queryable } from '../infra/database.ts';
 
 /** What each tier discloses of evidence (the manifest's redaction_profile). */

@@ -7,7 +7,7 @@ import { strFromU8, strToU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayKeyring, ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
 import { auditBundlePaths, buildAuditBundle, verifyAuditBundle } from '../../src/services/audit-bundle.ts';
-import { appendLeaf, signTreeHead } from '../../src/services/transparency-log.ts';
+import { appendLeaf, signTreeHead } from '../../src/receipts/transparency-log.ts';
 import { canonicalArtifactBytes, signArtifact } from '../../src/signing/artifacts.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';

@@ -16,7 +16,7 @@ import {
   readInclusionProof,
   treeHeadRootHex,
   type SignedTreeHead,
-} from '../../src/services/transparency-log.ts';
+} from '../../src/receipts/transparency-log.ts';
 import { createTenant } from '../../src/services/tenant-service.ts';
 import { signArtifact, verifyArtifact } from '../../src/signing/artifacts.ts';
 import { sha256 } from '../../src/signing/digests.ts';

@@ -15,8 +15,8 @@ import { GatewayKeyring, newKeyFileEntry } from '../../src/infra/gateway-keys.ts
 import { sandboxX402Payers } from '../../src/rails/x402.ts';
 import { sandboxMppTokens } from '../../src/rails/mpp.ts';
 import { sandboxMppAuthorization, sandboxX402PaymentSignature } from '../../src/rails/sandbox-credentials.ts';
-import { actionReceiptId } from '../../src/services/agent-receipt-service.ts';
-import { publishTreeHeads } from '../../src/services/transparency-log.ts';
+import { actionReceiptId } from '../../src/receipts/agent-receipt-service.ts';
+import { publishTreeHeads } from '../../src/receipts/transparency-log.ts';
 import { signArtifact } from '../../src/signing/artifacts.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';

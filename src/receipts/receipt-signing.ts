@@ -10,7 +10,7 @@ import {
   type NewReceipt,
   type ReceiptFamily,
   type StoredReceipt,
-} from '../db/protocol-receipt-repository.ts';
+} from './protocol-receipt-repository.ts';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
