@@ -222,7 +222,7 @@ describe('a log begun before the leaf format changed', () => {
   });
 });
 
-describe('the tree-head plugin', () => {
+describe('the tree-head timer', () => {
   it('signs a head for new leaves within 5 s in a running app', async () => {
     const { createFastify } = await import('../../src/server-options.ts');
     const { createLogger } = await import('../../src/infra/logging.ts');
