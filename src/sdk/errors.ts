@@ -1,6 +1,7 @@
 // The SDK's error hierarchy (stripe-node style): one base class, HTTP errors chosen by status class and refined by
 // a known error code, and the SDK's own failures (configuration, network, signing, echo checks, funding, denies).
-import type { FundAnswer, VerifyResult } from './types.ts';
+import type { FundAnswer } from '../contracts/intents.ts';
+import type { CapabilityVerdict as VerifyResult } from '../contracts/spend-decisions.ts';
 
 /** Base of every error the SDK throws on purpose. */
 export class SvcError extends Error {
