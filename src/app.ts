@@ -72,12 +72,12 @@ declare module 'fastify' {
 /** The engine's terminal effects, in order: each runs in the settling transaction, after the ledger posting is queued. */
 export const terminalEffectsDefault: readonly TerminalEffect[] = [standingTerminalEffect, receiptsOnTerminal];
 
-/** Starts the services once the app is ready, and stops them when it closes: before the database closes, since Fastify
- * runs onClose hooks last registered first. */
+/** Starts the services now, as the app is composed, and stops them when it closes: before the database closes, since
+ * Fastify runs onClose hooks last registered first. Now rather than once the app is ready, so that the first
+ * maintenance pass, which resolves funding claims a crash left behind, is due seconds after the process starts
+ * however long the surfaces take to register. */
 function runInBackground(instance: FastifyInstance, services: readonly BackgroundService[]): void {
-  instance.addHook('onReady', async () => {
-    for (const service of services) service.start();
-  });
+  for (const service of services) service.start();
   instance.addHook('onClose', async () => {
     await Promise.all(services.map((service) => service.stop()));
   });

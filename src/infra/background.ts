@@ -1,5 +1,5 @@
-// What the app runs beside its requests (the maintenance and tree-head timers, deliverers): a service it starts once
-// it is ready and stops, waiting for the work in flight, when it closes. src/app.ts holds the list.
+// What the app runs beside its requests (the maintenance and tree-head timers, deliverers): a service it starts as it
+// composes it and stops, waiting for the work in flight, when it closes. src/app.ts holds the list.
 export interface BackgroundService {
   start(): void;
   /** Resolves once nothing the service started is still running; never rejects. */
