@@ -2,14 +2,13 @@
 // DATABASE_URL (same configuration, keys, migrations, rate limits, maintenance and tree-head passes), composed with
 // the engine's terminal effects minus the receipt effect, so that the receipts' cost is the difference between the
 // two. Bench-only: the product always runs the full list. No embedded database, no Redis: the bench uses neither.
-import { app } from '../src/app.ts';
+import { app, terminalEffectsDefault } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { loadGatewayKeys } from '../src/infra/gateway-keys.ts';
 import { createLogger } from '../src/infra/logging.ts';
 import { migrate } from '../src/infra/migrate.ts';
-import { defaultTerminalEffects } from '../src/plugins/engine-effects.ts';
 import { createFastify } from '../src/server-options.ts';
-import { receiptsOnTerminal } from '../src/services/receipt-service.ts';
+import { receiptsOnTerminal } from '../src/receipts/receipt-service.ts';
 
 const config = loadConfig();
 if (!config.databaseUrl) throw new Error('no-receipts-server: DATABASE_URL is required');
@@ -24,7 +23,7 @@ await server.register(app, {
   mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
   publicBaseUrl: config.publicBaseUrl,
   rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute },
-  terminalEffects: defaultTerminalEffects.filter((effect) => effect !== receiptsOnTerminal),
+  terminalEffects: terminalEffectsDefault.filter((effect) => effect !== receiptsOnTerminal),
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().then(() => process.exit(0)));

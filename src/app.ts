@@ -1,19 +1,22 @@
-// The whole service as one Fastify plugin: shared platform first, then the three surfaces with their prefixes.
-// server.ts registers it on a configured instance and listens; tests register it on an instance of their own.
+// The whole service as one Fastify plugin: shared platform first, then the use cases composed (the engine's terminal
+// effects, mail, the background services), then the surfaces with their prefixes. server.ts registers it on a
+// configured instance and listens; tests register it on an instance of their own.
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './config.ts';
 import { httpErrors } from './plugins/http-errors.ts';
 import { access } from './plugins/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './plugins/database-plugin.ts';
-import type { TerminalEffect } from './engine/effects.ts';
-import { engineEffectsPlugin } from './plugins/engine-effects.ts';
+import { engineEffects, type EngineEffects, type TerminalEffect } from './engine/effects.ts';
+import type { BackgroundService } from './infra/background.ts';
 import { inputBoundary } from './plugins/input-boundary.ts';
 import { jsonBody } from './plugins/json-body.ts';
 import { requestFraming } from './plugins/request-framing.ts';
-import { mailPlugin, type MailOptions } from './plugins/mail.ts';
-import { maintenance } from './plugins/maintenance-plugin.ts';
-import { treeHeads } from './plugins/tree-head-plugin.ts';
+import { receiptsOnTerminal } from './receipts/receipt-service.ts';
+import { treeHeadTimer } from './receipts/tree-head-timer.ts';
+import { createMailTransport, type MailOptions, type MailTransport } from './services/mail-transport.ts';
+import { maintenanceTimer } from './services/maintenance-timer.ts';
+import { standingTerminalEffect } from './services/standing-service.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { requestLog } from './plugins/request-log.ts';
 import { gateway } from './surfaces/gateway/index.ts';
@@ -42,8 +45,8 @@ export interface AppOptions extends DatabasePluginOptions {
   readonly rateLimit?: RateLimitSettings;
   /** The configured public base URL (`SVC_PUBLIC_URL`); absent: each answer uses its request's address. */
   readonly publicBaseUrl?: string | undefined;
-  /** The engine's terminal effects, in order; default the service's list (src/plugins/engine-effects.ts). Only a
-   * bench composes another, to price one effect against the same service without it. */
+  /** The engine's terminal effects, in order; default `terminalEffectsDefault`. Only a bench composes another, to
+   * price one effect against the same service without it. */
   readonly terminalEffects?: readonly TerminalEffect[];
   /** Prometheus metrics: GET /metrics behind `SVC_METRICS_TOKEN`, and/or a listener of its own (`SVC_METRICS_PORT`); default off. */
   readonly metrics?: MetricsOptions;
@@ -62,7 +65,26 @@ declare module 'fastify' {
     readonly publicBaseUrl: string | undefined;
     /** What the live rails need from the deployment: the secrets key's box and the rail call deadline. */
     readonly railRuntime: RailRuntime;
+    /** The engine's terminal effects, composed once and shared by every caller that can settle an intent: the confirm
+     * route, the sandbox evidence route and the maintenance sweeper. */
+    readonly engineEffects: EngineEffects;
+    /** How sign-in codes leave: SMTP, or the log and the local outbox. */
+    readonly mail: MailTransport;
   }
+}
+
+/** The engine's terminal effects, in order: each runs in the settling transaction, after the ledger posting is queued. */
+export const terminalEffectsDefault: readonly TerminalEffect[] = [standingTerminalEffect, receiptsOnTerminal];
+
+/** Starts the services now, as the app is composed, and stops them when it closes: before the database closes, since
+ * Fastify runs onClose hooks last registered first. Now rather than once the app is ready, so that the first
+ * maintenance pass, which resolves funding claims a crash left behind, is due seconds after the process starts
+ * however long the surfaces take to register. */
+function runInBackground(instance: FastifyInstance, services: readonly BackgroundService[]): void {
+  for (const service of services) service.start();
+  instance.addHook('onClose', async () => {
+    await Promise.all(services.map((service) => service.stop()));
+  });
 }
 
 async function service(instance: FastifyInstance, options: AppOptions): Promise<void> {
@@ -84,13 +106,20 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(databasePlugin, options);
   // Before every plugin and surface that answers requests, so that its hooks see all of them.
   await instance.register(metricsPlugin, options.metrics ?? {});
-  await instance.register(engineEffectsPlugin, { terminalEffects: options.terminalEffects });
-  await instance.register(mailPlugin, options.mail ?? {});
+  instance.decorate('engineEffects', engineEffects(instance.gatewayKeys, options.terminalEffects ?? terminalEffectsDefault));
+  const mail = createMailTransport(options.mail ?? {}, instance.log);
+  instance.decorate('mail', mail);
+  // Deliveries in flight finish before the app is closed.
+  instance.addHook('onClose', async () => mail.close());
   await instance.register(access, { authenticator: instance.authenticator });
   await instance.register(rateLimit, options.rateLimit ?? { perCredential: rateLimitPerMinuteDefault, perAddress: rateLimitPublicPerMinuteDefault });
-  await instance.register(maintenance, { enabled: options.maintenance ?? true });
-  // Signed tree heads of the transparency logs: periodic like maintenance, and off with it in tests.
-  await instance.register(treeHeads, { enabled: options.maintenance ?? true });
+  // Periodic maintenance and the transparency logs' signed tree heads; off in tests, which run passes by hand.
+  const background: BackgroundService[] = [];
+  if (options.maintenance ?? true) {
+    background.push(maintenanceTimer({ database: instance.database, engineEffects: instance.engineEffects, railRuntime, log: instance.log }));
+    background.push(treeHeadTimer({ database: instance.database, gatewayKeys: instance.gatewayKeys, log: instance.log }));
+  }
+  runInBackground(instance, background);
 
   // Before the surfaces, so that it sees every route they add (the MCP tools read their routes' contracts).
   await instance.register(routeContracts);

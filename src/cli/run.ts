@@ -4,7 +4,7 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { EngineHttpError, SvcConfigurationError } from '../sdk/errors.ts';
-import { asServiceError } from '../services/pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { parseCommandLine, UsageError, usageOf, type CliCommand } from './command.ts';
 import { cliCommands } from './commands/index.ts';
 import { closestMatches, didYouMean } from './suggestions.ts';

@@ -29,7 +29,9 @@ export function looksLikeApiKey(token: string): boolean {
 export function parseApiKey(token: string): ParsedApiKey | undefined {
   const match = apiKeyPattern.exec(token);
   if (!match) return undefined;
-  const [, prefix, environment, keyHex, secretHex] = match as unknown as [string, 'sk' | 'rk', Environment, string, string];
+  const [, prefix, environment, keyHex, secretHex] = match;
+  // The pattern admits nothing else; saying so narrows the captures' types without a cast.
+  if ((prefix !== 'sk' && prefix !== 'rk') || (environment !== 'sandbox' && environment !== 'live') || keyHex === undefined || secretHex === undefined) return undefined;
   return {
     kind: kindByPrefix[prefix],
     environment,

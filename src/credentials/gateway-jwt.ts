@@ -1,6 +1,6 @@
 // JWTs the gateway signs with its active key and verifies against its published keys: EdDSA only, `kid` required,
 // one audience per kind of token so that no token is accepted where another kind is expected.
-import { randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
@@ -54,7 +54,7 @@ export async function signGatewayJwt(keyring: GatewayKeyring, claims: Record<str
     jti: randomUUID(),
   };
   const signingInput = `${base64UrlJson(header)}.${base64UrlJson(payload)}`;
-  return `${signingInput}.${sign(null, Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url')}`;
+  return `${signingInput}.${Buffer.from(key.signer.sign(Buffer.from(signingInput, 'ascii'))).toString('base64url')}`;
 }
 
 export type JwtRejection = 'expired' | 'invalid';

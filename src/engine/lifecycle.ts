@@ -72,7 +72,7 @@ export interface PostingShape {
   readonly credit: AccountRole;
 }
 
-/** The receipts a transition issues, built by the terminal effects (src/plugins/engine-effects.ts). */
+/** The receipts a transition issues, built by the terminal effects (composed in src/app.ts). */
 export type ReceiptName = 'settlement_receipt' | 'agent_receipt_terminal' | 'agent_receipt_action';
 
 export interface Transition {

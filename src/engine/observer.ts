@@ -41,7 +41,7 @@ export function transactionObserverOf(tx: Queryable): EngineObserver | undefined
 
 /** The status a refusal answers with, or undefined when `error` is not one (a bug, a lost database). The pure
  * modules' errors carry a catalogue code and no status; the surfaces answer them as ServiceErrors of that code
- * (src/services/pure-error-mapping.ts, above the engine), so their status is the catalogue's for the code. */
+ * (src/errors/pure-error-mapping.ts), so their status is the catalogue's for the code. */
 export function refusalStatusOf(error: unknown): number | undefined {
   if (error instanceof ServiceError) return error.statusCode;
   if (error instanceof SigningError || error instanceof PredicateError) return errorCatalogue[error.code].status;

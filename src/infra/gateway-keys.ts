@@ -2,15 +2,19 @@
 // checkpoints, audit-export manifests); `next` keys are published before they sign (so every replica and verifier
 // knows them first), `retired` keys stay published for verification until an operator removes them. Keys come from
 // SVC_SIGNING_KEYS, else SVC_SIGNING_KEY_FILE, else a file in the data directory created on first start.
-import { createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GatewayJwks } from '../contracts/well-known.ts';
 import { createFolder, fileErrorReason } from './directories.ts';
+import { ed25519SignerFromSeed, type Ed25519Signer } from '../signing/ed25519.ts';
 
 export interface GatewayKey {
   readonly kid: string;
-  readonly privateKey: KeyObject;
+  /** Signs with this key: every signer of the service (JWTs, receipts, tree heads, checkpoints, manifests, standing
+   * answers) goes through it, so the private key never leaves the signing core. */
+  readonly signer: Ed25519Signer;
+  /** The public key as node:crypto holds it, for JWT verification and the JWKS. */
   readonly publicKey: KeyObject;
   /** The 32-byte public key, lowercase hex, as signed artifacts carry it. */
   readonly publicKeyHex: string;
@@ -34,16 +38,12 @@ export class GatewayKeyError extends Error {
 }
 
 const kidPattern = /^[A-Za-z0-9._-]{1,64}$/;
-// PKCS#8 wrapping of a raw Ed25519 seed (RFC 8410): this fixed prefix, then the 32 bytes.
-const pkcs8Ed25519Prefix = Buffer.from('302e020100300506032b657004220420', 'hex');
 
 function keyFromSeed(kid: string, seedHex: string, status: KeyStatus): GatewayKey {
   if (!kidPattern.test(kid)) throw new GatewayKeyError(`signing key id "${kid}" must be 1-64 characters of A-Za-z0-9._-`);
   if (!/^[0-9a-f]{64}$/.test(seedHex)) throw new GatewayKeyError(`signing key ${kid}: seed_hex must be 64 lowercase hex digits`);
-  const privateKey = createPrivateKey({ key: Buffer.concat([pkcs8Ed25519Prefix, Buffer.from(seedHex, 'hex')]), format: 'der', type: 'pkcs8' });
-  const publicKey = createPublicKey(privateKey);
-  const publicKeyHex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
-  return { kid, privateKey, publicKey, publicKeyHex, status };
+  const signer = ed25519SignerFromSeed(Buffer.from(seedHex, 'hex'));
+  return { kid, signer, publicKey: signer.publicKey.keyObject, publicKeyHex: signer.publicKey.hex, status };
 }
 
 export class GatewayKeyring {

@@ -11,7 +11,7 @@ import { isDatabaseUnavailable } from '../infra/database.ts';
 import { mintRequestId } from '../infra/request-id.ts';
 import { validationFields } from '../infra/validation.ts';
 import { ServiceError, type ErrorDetails } from '../errors/service-error.ts';
-import { asServiceError } from '../services/pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { logRequestCompleted } from './request-log.ts';
 
 /** Fastify's own client-error codes and the catalogue code each one becomes. */

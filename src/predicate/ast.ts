@@ -52,10 +52,12 @@ export const clauseFieldsByOp: { readonly [op in ClauseOp]: readonly string[] } 
 
 export const clauseOps: readonly ClauseOp[] = Object.freeze(Object.keys(clauseFieldsByOp) as ClauseOp[]);
 
-export interface PredicateDocument {
+/** A type, not an interface, so that a document is also a plain JSON object (`Record<string, unknown>`) where the
+ * services store and show it. */
+export type PredicateDocument = {
   readonly version: 1;
   readonly root: Clause;
-}
+};
 
 /** JSON types an `evidence_schema` may declare; `integer` is a number with no fractional part. */
 export const jsonTypeNames = ['null', 'boolean', 'string', 'integer', 'number', 'array', 'object'] as const;

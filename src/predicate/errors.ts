@@ -1,6 +1,6 @@
 // The release-rule module's own error: what is wrong with a predicate document or a template's parameters, as a
 // code and the details that locate it. No HTTP status and no catalogue here: the services and surfaces map it to
-// the error catalogue (src/services/pure-error-mapping.ts), which answers it as 400 with the same code.
+// the error catalogue (src/errors/pure-error-mapping.ts), which answers it as 400 with the same code.
 
 /** Every code this module raises; each is also a code of the service's error catalogue (checked where it maps). */
 export const predicateErrorCodes = [

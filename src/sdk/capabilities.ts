@@ -2,6 +2,7 @@
 // docs/capabilities.md#post-verify), complete the spend decision afterwards, and `guard`, which does all three around a
 // tool.
 import { randomUUID } from 'node:crypto';
+import { checkedAnswer } from './answers.ts';
 import { checkIdempotencyKey, type ClientCore } from './core.ts';
 import { SvcArgumentError, SvcCapabilityError } from './errors.ts';
 import type { SpendDecision, VerifyResult } from './types.ts';
@@ -68,8 +69,7 @@ export class Spend {
     if (!uuidPattern.test(decisionId)) throw new SvcArgumentError(`decisionId must be a UUID, got ${JSON.stringify(decisionId)}.`);
     if (outcome !== 'consumed' && outcome !== 'released') throw new SvcArgumentError('outcome is "consumed" or "released".');
     const { body, response } = await this.#core.post(`/v1/spend/decisions/${decisionId}/complete`, { outcome }, { retrySafe: true });
-    this.#core.requireFields(body, response, { decision_id: 'string', status: 'string' });
-    return body as unknown as SpendDecision;
+    return checkedAnswer('SpendDecision', body, response);
   }
 }
 
@@ -91,8 +91,7 @@ export class Capabilities {
     const idempotencyKey = checkIdempotencyKey(params.idempotencyKey ?? randomUUID());
     const { body, response } = await this.#core.post('/verify', verifyBody(params, idempotencyKey), { retrySafe: true, headers: { 'idempotency-key': idempotencyKey } });
     this.#core.checkEcho(body, response, params.intentId);
-    this.#core.requireFields(body, response, { allow: 'boolean', audit_id: 'string' });
-    const result = body as unknown as VerifyResult;
+    const result = checkedAnswer('CapabilityVerdict', body, response);
     if (!result.allow && options.throwOnDeny !== false) throw new SvcCapabilityError(result);
     return result;
   }

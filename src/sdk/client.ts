@@ -1,9 +1,10 @@
 // `SvcClient.open({ apiKey })`: resolves the gateway URL and the credential's tenant (GET /v1/auth/principal), then
 // hands out the sub-APIs bound to that tenant. Tenant scope comes from the credential only (spec rules 1, 5, 6).
+import { checkedAnswer } from './answers.ts';
 import { Capabilities, Spend } from './capabilities.ts';
 import { ClientCore, type AgentIdentity } from './core.ts';
 import { attemptsMaxDefault, attemptsMaxLimit, requestTimeoutMsDefault, retryBudgetMsDefault } from './defaults.ts';
-import { EngineHttpError, GatewayAuthError, SvcConfigurationError } from './errors.ts';
+import { EngineHttpError, GatewayAuthError, SvcConfigurationError, SvcContractError } from './errors.ts';
 import { Intents } from './intents.ts';
 import { Ledger } from './ledger.ts';
 import { Policies } from './policies.ts';
@@ -123,9 +124,12 @@ async function resolvePrincipal(transport: Transport): Promise<Principal> {
   } catch (error) {
     throw new GatewayAuthError('The principal lookup answered something that is not a JSON object.', response.status, response.bodyText, error);
   }
-  const tenantId = body['tenant_id'];
-  if (typeof tenantId !== 'string' || tenantId === '' || typeof body['environment'] !== 'string') {
-    throw new GatewayAuthError('The principal answer has no tenant_id or environment.', response.status, response.bodyText);
+  try {
+    const principal = checkedAnswer('Principal', body, response);
+    if (principal.tenant_id === '') throw new GatewayAuthError('The principal answer names no tenant.', response.status, response.bodyText);
+    return principal;
+  } catch (error) {
+    if (!(error instanceof SvcContractError)) throw error;
+    throw new GatewayAuthError(error.message, response.status, response.bodyText, error);
   }
-  return body as unknown as Principal;
 }

@@ -1,9 +1,10 @@
 // What every sub-API shares once a session is open: the transport, the tenant scope resolved from the credential,
-// the optional agent key for recognition proofs, idempotency keys, and the echo checks on answers.
+// the optional agent key for recognition proofs, idempotency keys, and the echo checks on answers (their contracts
+// are checked in ./answers.ts).
 import { randomUUID } from 'node:crypto';
 import { createRecognitionProof, recognitionProofHeaderName } from '../signing/index.ts';
 import { idempotencyKeyLengthMax } from './defaults.ts';
-import { SvcArgumentError, SvcResponseError, TenantBindingError } from './errors.ts';
+import { SvcArgumentError, TenantBindingError } from './errors.ts';
 import type { SvcSigningKey } from './keys.ts';
 import { withSigningErrors } from './keys.ts';
 import { jsonObjectOf, type Transport, type TransportResponse } from './transport.ts';
@@ -26,6 +27,13 @@ export interface MutationSpec {
   readonly idempotencyKey?: string | undefined;
   readonly headers?: Readonly<Record<string, string>>;
   readonly expectStatuses?: readonly number[];
+}
+
+/** The members an echo check reads; any answer object has them or not. */
+export interface EchoedScope {
+  readonly tenant?: unknown;
+  readonly tenant_id?: unknown;
+  readonly intent_id?: unknown;
 }
 
 const uuidPattern = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -123,22 +131,13 @@ export class ClientCore {
 
   /** The reference client's echo check: an answer must name this tenant (`tenant`, or `tenant_id`) and, when one
    * was asked about, this intent. */
-  checkEcho(body: Record<string, unknown>, response: TransportResponse, intentId?: string): void {
+  checkEcho(body: EchoedScope, response: TransportResponse, intentId?: string): void {
     const tenant = typeof body['tenant'] === 'string' ? body['tenant'] : body['tenant_id'];
     if (tenant !== this.tenantId) {
       throw new TenantBindingError(`The answer names tenant ${JSON.stringify(tenant)}, not ${this.tenantId}.`, response.url, response.status, response.bodyText);
     }
     if (intentId !== undefined && (typeof body['intent_id'] !== 'string' || body['intent_id'].toLowerCase() !== intentId.toLowerCase())) {
       throw new TenantBindingError(`The answer names intent ${JSON.stringify(body['intent_id'])}, not ${intentId}.`, response.url, response.status, response.bodyText);
-    }
-  }
-
-  /** Asserts the answer has the fields the SDK reads, with their JSON types. */
-  requireFields(body: Record<string, unknown>, response: TransportResponse, fields: Readonly<Record<string, 'string' | 'number' | 'boolean' | 'object'>>): void {
-    for (const [field, type] of Object.entries(fields)) {
-      const value = body[field];
-      const ok = type === 'object' ? typeof value === 'object' && value !== null : typeof value === type;
-      if (!ok) throw new SvcResponseError(`The answer from ${response.url} lacks ${field} (${type}).`, response.url, response.status, response.bodyText);
     }
   }
 }

@@ -1,6 +1,7 @@
 // The SDK's error hierarchy (stripe-node style): one base class, HTTP errors chosen by status class and refined by
 // a known error code, and the SDK's own failures (configuration, network, signing, echo checks, funding, denies).
-import type { FundAnswer, VerifyResult } from './types.ts';
+import type { FundAnswer } from '../contracts/intents.ts';
+import type { CapabilityVerdict as VerifyResult } from '../contracts/spend-decisions.ts';
 
 /** Base of every error the SDK throws on purpose. */
 export class SvcError extends Error {
@@ -64,6 +65,26 @@ export class SvcResponseError extends SvcError {
 
 /** The answer names another tenant or intent than the one asked about (the reference client's echo checks). */
 export class TenantBindingError extends SvcResponseError {}
+
+/** Where an answer differs from its contract: a JSON Pointer into the answer (`/` for the whole) and what is wrong. */
+export interface ContractProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** A 2xx answer its route's contract does not allow (a member missing or of another type, a value outside its enum):
+ * the server and this SDK disagree on the wire, so the answer is refused rather than handed on as a type it does not
+ * have. `contract` names the contract (`Intent`, `LedgerTip`, …), `problems` says where (at most 8). */
+export class SvcContractError extends SvcResponseError {
+  readonly contract: string;
+  readonly problems: readonly ContractProblem[];
+  constructor(contract: string, problems: readonly ContractProblem[], url: string, statusCode: number, bodyText: string) {
+    const where = problems.map((problem) => `${problem.path} ${problem.message}`).join('; ');
+    super(`The answer from ${url} does not match the ${contract} contract: ${where}.`, url, statusCode, bodyText);
+    this.contract = contract;
+    this.problems = problems;
+  }
+}
 
 export interface EngineHttpErrorInit {
   readonly statusCode: number;

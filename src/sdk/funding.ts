@@ -3,6 +3,7 @@
 // whole call.
 import { randomUUID } from 'node:crypto';
 import { recognitionPurposes } from '../signing/index.ts';
+import { checkedAnswer } from './answers.ts';
 import { checkIdempotencyKey, intentPath, type ClientCore } from './core.ts';
 import { fundPollIntervalMsDefault, fundPollsMaxDefault } from './defaults.ts';
 import { FundingFailedError, FundingPendingError, SvcArgumentError } from './errors.ts';
@@ -105,8 +106,7 @@ export async function fundIntent(core: ClientCore, intentId: string, options: Fu
 function fundAnswerOf(core: ClientCore, response: TransportResponse, intentId: string): FundAnswer {
   const body = jsonObjectOf(response);
   core.checkEcho(body, response, intentId);
-  core.requireFields(body, response, { intent_id: 'string', state: 'string', settlement_rail: 'string', funded: 'boolean' });
-  return body as unknown as FundAnswer;
+  return checkedAnswer('FundAnswer', body, response);
 }
 
 function challengeOf(intentId: string, answer: FundAnswer, response: TransportResponse): FundChallenge {

@@ -1,6 +1,7 @@
 // The TypeScript SDK's public surface (`import { SvcClient } from 'svc-settlement/sdk'`). Client-side only: it
-// imports the pure signing core, the sandbox credential builders and (types only) the route contracts, never server
-// code; docs/sdk.md covers it, and `npm run build` builds this file's import graph into the package's dist/.
+// imports the pure signing core, the sandbox credential builders and the route contracts it checks answers against,
+// never server code; docs/sdk.md covers it, and `npm run build` builds this file's import graph into the package's
+// dist/.
 export { SvcClient, type SvcClientOptions } from './client.ts';
 export type { AgentIdentity } from './core.ts';
 export {
@@ -39,6 +40,7 @@ export {
   SvcConfigurationError,
   SvcConflictError,
   SvcConnectionError,
+  SvcContractError,
   SvcError,
   SvcIdempotencyError,
   SvcInvalidRequestError,
@@ -53,6 +55,7 @@ export {
   SvcSigningError,
   SvcUnprocessableError,
   TenantBindingError,
+  type ContractProblem,
 } from './errors.ts';
 export { fundingFailureStatuses, type FundChallenge, type FundCredentialCallback, type FundOptions, type FundResult } from './funding.ts';
 export type { ConfirmParams, CreateIntentParams, Intents, PayeeParty, PolicyBindingInput, SigningParty, SubmitEvidenceParams } from './intents.ts';

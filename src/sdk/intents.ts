@@ -10,6 +10,7 @@ import {
   intentCreationSigningBytes,
   recognitionPurposes,
 } from '../signing/index.ts';
+import { checkedAnswer, type Answer } from './answers.ts';
 import { intentPath, type ClientCore } from './core.ts';
 import { SvcArgumentError } from './errors.ts';
 import { fundIntent, type FundOptions, type FundResult } from './funding.ts';
@@ -162,7 +163,7 @@ export class Intents {
       ...(rule.predicateRef === '' ? {} : { predicate_ref: rule.predicateRef }),
     };
     const response = await this.#core.mutate({ path: '/harbor/intents', purpose: recognitionPurposes.intentCreate, body, idempotencyKey: params.idempotencyKey });
-    return this.#intentOf(response, intentId);
+    return this.#answerAbout('Intent', response, intentId);
   }
 
   /** Funds an open intent through its rail's 402 handshake; see `FundOptions`. */
@@ -191,10 +192,7 @@ export class Intents {
       submitted_at: submittedAt,
     };
     const response = await this.#core.mutate({ path, purpose: recognitionPurposes.evidenceSubmit, body, idempotencyKey: params.idempotencyKey });
-    const answer = jsonObjectOf(response);
-    this.#core.checkEcho(answer, response, intentId);
-    this.#core.requireFields(answer, response, { state: 'string', predicate_passed: 'boolean', predicate_evaluation: 'object' });
-    return answer as unknown as EvidenceAnswer;
+    return this.#answerAbout('EvidenceAnswer', response, intentId);
   }
 
   /** Carries out what the stored evaluation implies: release (rule passed) or refund (failed, or deadline passed). */
@@ -202,39 +200,36 @@ export class Intents {
     const path = intentPath(intentId, '/settlement/confirm');
     const body = params.expectedAction === undefined ? {} : { expected_action: params.expectedAction };
     const response = await this.#core.mutate({ path, purpose: recognitionPurposes.settlementConfirm, body, idempotencyKey: params.idempotencyKey });
-    const intent = this.#intentOf(response, intentId);
-    this.#core.requireFields(intent as unknown as Record<string, unknown>, response, { settlement: 'object' });
-    return intent as SettlementAnswer;
+    return this.#answerAbout('SettlementAnswer', response, intentId);
   }
 
   async get(intentId: string): Promise<Intent> {
     const { response } = await this.#core.get(intentPath(intentId));
-    return this.#intentOf(response, intentId);
+    return this.#answerAbout('Intent', response, intentId);
   }
 
   /** Newest first; pass `next_cursor` back as `cursor` for the next page. */
   async list(params: { limit?: number; state?: IntentState; cursor?: string } = {}): Promise<IntentList> {
     const { body, response } = await this.#core.get('/harbor/intents', { limit: params.limit, state: params.state, cursor: params.cursor });
-    this.#core.requireFields(body, response, { data: 'object', has_more: 'boolean' });
-    const list = body as unknown as IntentList;
-    for (const intent of list.data) this.#core.checkEcho(intent as unknown as Record<string, unknown>, response);
+    const list = checkedAnswer('IntentList', body, response);
+    for (const intent of list.data) this.#core.checkEcho(intent, response);
     return list;
   }
 
   /** The evidence submitted for the intent as stored, newest first, each with its outcome and evaluation trace. */
   async listEvidence(intentId: string, params: { limit?: number; cursor?: string } = {}): Promise<EvidenceSubmissionList> {
     const { body, response } = await this.#core.get(intentPath(intentId, '/evidence'), { limit: params.limit, cursor: params.cursor });
-    this.#core.requireFields(body, response, { data: 'object', has_more: 'boolean' });
-    const list = body as unknown as EvidenceSubmissionList;
-    for (const submission of list.data) this.#core.checkEcho(submission as unknown as Record<string, unknown>, response, intentId);
+    const list = checkedAnswer('EvidenceSubmissionList', body, response);
+    for (const submission of list.data) this.#core.checkEcho(submission, response, intentId);
     return list;
   }
 
-  #intentOf(response: TransportResponse, intentId: string): Intent {
+  /** An answer about one intent: it must name this tenant and this intent (TenantBindingError first, whatever else
+   * is wrong), then match its contract. */
+  #answerAbout<Name extends 'Intent' | 'EvidenceAnswer' | 'SettlementAnswer'>(name: Name, response: TransportResponse, intentId: string): Answer<Name> {
     const body = jsonObjectOf(response);
     this.#core.checkEcho(body, response, intentId);
-    this.#core.requireFields(body, response, { state: 'string', amount_cents: 'number', settlement_rail: 'string' });
-    return body as unknown as Intent;
+    return checkedAnswer(name, body, response);
   }
 
   async #ruleOf(params: CreateIntentParams): Promise<SignedRule> {

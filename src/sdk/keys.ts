@@ -1,7 +1,6 @@
 // Ed25519 keys for the three signers of the protocol: the principal (signs intent creation), the payee (signs
 // evidence) and the agent (signs recognition proofs). Raw 32-byte seeds in, node:crypto underneath.
 import { randomBytes } from 'node:crypto';
-import { errorCatalogue } from '../errors/catalogue.ts';
 import { bytesToBase64, ed25519SignerFromSeed, SigningError, type Ed25519Signer } from '../signing/index.ts';
 import { SvcSigningError } from './errors.ts';
 
@@ -54,13 +53,13 @@ export function generateKey(): { readonly seedHex: string; readonly key: SvcSign
   return { seedHex: seed.toString('hex'), key: keyFromSeed(new Uint8Array(seed)) };
 }
 
-/** Runs a call into the signing core, turning its refusals (SigningError `signing.*`, …) into `SvcSigningError`,
- * worded as the service words the same code. */
+/** Runs a call into the signing core, turning its refusals (SigningError `signing.*`, …) into `SvcSigningError`
+ * with the core's own message: the code, then the field and why (`signing.value_invalid: deadline must be …`). */
 export function withSigningErrors<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof SigningError) throw new SvcSigningError(errorCatalogue[error.code].message, error.code, error.details, error);
+    if (error instanceof SigningError) throw new SvcSigningError(error.message, error.code, error.details, error);
     throw error;
   }
 }

@@ -11,6 +11,7 @@ import {
   sha256,
   verifyEd25519,
 } from '../signing/index.ts';
+import { checkedAnswer } from './answers.ts';
 import type { ClientCore } from './core.ts';
 import { ledgerEventsPageSize } from './defaults.ts';
 import type { LedgerAuthority, LedgerCheckpoint, LedgerEvent, LedgerEventsPage, LedgerTip } from './types.ts';
@@ -146,24 +147,21 @@ export class Ledger {
   async tip(): Promise<LedgerTip> {
     const { body, response } = await this.#core.get('/harbor/ledger/v1/tip');
     this.#core.checkEcho(body, response);
-    this.#core.requireFields(body, response, { ledger_seq: 'number', row_hash_hex: 'string', checkpoint: 'object' });
-    return body as unknown as LedgerTip;
+    return checkedAnswer('LedgerTip', body, response);
   }
 
   /** The key checkpoints are signed with, and every key still published for verification. */
   async authority(): Promise<LedgerAuthority> {
     const { body, response } = await this.#core.get('/harbor/ledger/v1/authority');
     this.#core.checkEcho(body, response);
-    this.#core.requireFields(body, response, { public_key_hex: 'string', verification_keys: 'object' });
-    return body as unknown as LedgerAuthority;
+    return checkedAnswer('LedgerAuthority', body, response);
   }
 
   /** Rows after `afterSeq`, in order (limit 1 to 256); `next_after_seq` is null on the last page. */
   async events(params: { afterSeq?: number; limit?: number } = {}): Promise<LedgerEventsPage> {
     const { body, response } = await this.#core.get('/harbor/ledger/v1/events', { after_seq: params.afterSeq, limit: params.limit });
     this.#core.checkEcho(body, response);
-    this.#core.requireFields(body, response, { events: 'object' });
-    return body as unknown as LedgerEventsPage;
+    return checkedAnswer('LedgerEvents', body, response);
   }
 
   /**

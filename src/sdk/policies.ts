@@ -1,8 +1,9 @@
 // `client.policies`: the managed templates, preview and dry-run test of a rule, drafting immutable versions,
 // rolling one out as the head, and reading versions (what a v7 intent binds to).
+import { checkedAnswer } from './answers.ts';
 import type { ClientCore } from './core.ts';
 import { policyVersionPagesMax } from './defaults.ts';
-import { SvcNotFoundError, SvcResponseError } from './errors.ts';
+import { SvcNotFoundError } from './errors.ts';
 import type { JsonObject, PolicyPreview, PolicyRollout, PolicyTemplate, PolicyTestResult, PolicyVersion, PolicyVersionList } from './types.ts';
 
 export interface PolicyTestParams {
@@ -25,14 +26,13 @@ export class Policies {
   /** The managed templates with their parameters and defaults. */
   async templates(): Promise<PolicyTemplate[]> {
     const { body, response } = await this.#core.get('/harbor/policy/v1/templates');
-    if (!Array.isArray(body['templates'])) throw new SvcResponseError('The template list has no templates array.', response.url, response.status, response.bodyText);
-    return body['templates'] as PolicyTemplate[];
+    return checkedAnswer('TemplateCatalog', body, response).templates;
   }
 
   /** The rule a template and parameters materialize to, with a human summary. Pure, so retried like a GET. */
   async preview(params: { templateId: string; parameters?: JsonObject }): Promise<PolicyPreview> {
-    const { body } = await this.#core.post('/harbor/policy/v1/preview', { template_id: params.templateId, parameters: params.parameters ?? {} }, { retrySafe: true });
-    return body as unknown as PolicyPreview;
+    const { body, response } = await this.#core.post('/harbor/policy/v1/preview', { template_id: params.templateId, parameters: params.parameters ?? {} }, { retrySafe: true });
+    return checkedAnswer('PolicyPreview', body, response);
   }
 
   /** Evaluates a rule against sample evidence without creating anything. Pure, so retried like a GET. */
@@ -44,15 +44,15 @@ export class Policies {
       ...(params.evidenceSchema === undefined ? {} : { evidence_schema: params.evidenceSchema }),
       ...(params.amountCents === undefined ? {} : { amount_cents: params.amountCents }),
     };
-    const { body } = await this.#core.post('/harbor/policy/v1/test', request, { retrySafe: true });
-    return body as unknown as PolicyTestResult;
+    const { body, response } = await this.#core.post('/harbor/policy/v1/test', request, { retrySafe: true });
+    return checkedAnswer('PolicyTestResult', body, response);
   }
 
   /** Drafts a new immutable version. The route honours no idempotency key (spec), so a 5xx or a network failure is
    * not retried: read `versions()` to see whether the draft exists before trying again. */
   async draft(params: { templateId: string; parameters?: JsonObject }): Promise<PolicyVersion> {
-    const { body } = await this.#core.post('/harbor/policy/v1/drafts', { template_id: params.templateId, parameters: params.parameters ?? {} }, { retrySafe: false });
-    return body as unknown as PolicyVersion;
+    const { body, response } = await this.#core.post('/harbor/policy/v1/drafts', { template_id: params.templateId, parameters: params.parameters ?? {} }, { retrySafe: false });
+    return checkedAnswer('PolicyVersion', body, response);
   }
 
   /** Makes a version the head new v7 intents bind to; `expectedHeadDigest` refuses (409) if the head moved. Not
@@ -63,8 +63,8 @@ export class Policies {
       version_seq: params.versionSeq,
       ...(params.expectedHeadDigest === undefined ? {} : { expected_head_digest: params.expectedHeadDigest }),
     };
-    const { body } = await this.#core.post('/harbor/policy/v1/rollout', request, { retrySafe: false });
-    return body as unknown as PolicyRollout;
+    const { body, response } = await this.#core.post('/harbor/policy/v1/rollout', request, { retrySafe: false });
+    return checkedAnswer('PolicyHeadMove', body, response);
   }
 
   /** Drafts a version and rolls it out, guarded by the head read just before. Answers the new head version. */
@@ -82,8 +82,7 @@ export class Policies {
   /** One page of versions, newest first; pass `next_cursor` back as `cursor`. */
   async versions(params: { templateId: string; limit?: number; cursor?: number }): Promise<PolicyVersionList> {
     const { body, response } = await this.#core.get('/harbor/policy/v1/versions', { template_id: params.templateId, limit: params.limit, cursor: params.cursor });
-    if (!Array.isArray(body['versions'])) throw new SvcResponseError('The version list has no versions array.', response.url, response.status, response.bodyText);
-    return body as unknown as PolicyVersionList;
+    return checkedAnswer('PolicyVersions', body, response);
   }
 
   /** A version by number, or the head when `versionSeq` is not given. `SvcNotFoundError`-like failure when absent. */

@@ -1,5 +1,6 @@
 // `client.registry`: the tenant's key registry (/v1/registry/keys). Live tenants need the principal's key
 // registered for its DID, and every agent key registered under its recognition-proof key_id.
+import { checkedAnswer } from './answers.ts';
 import type { ClientCore } from './core.ts';
 import { SvcArgumentError } from './errors.ts';
 import type { SvcSigningKey } from './keys.ts';
@@ -25,19 +26,19 @@ export class Registry {
   async register(params: RegisterKeyParams): Promise<RegisteredKey> {
     const publicKeyHex = typeof params.publicKey === 'string' ? params.publicKey : params.publicKey.publicKeyHex;
     if (!/^[0-9a-f]{64}$/.test(publicKeyHex)) throw new SvcArgumentError('publicKey is 64 lowercase hex digits (32 bytes).');
-    const { body } = await this.#core.post('/v1/registry/keys', { kind: params.kind, subject: params.subject, public_key_ed25519_hex: publicKeyHex }, { retrySafe: false });
-    return body as unknown as RegisteredKey;
+    const { body, response } = await this.#core.post('/v1/registry/keys', { kind: params.kind, subject: params.subject, public_key_ed25519_hex: publicKeyHex }, { retrySafe: false });
+    return checkedAnswer('RegisteredKey', body, response);
   }
 
   async list(params: { kind?: RegisterKeyParams['kind']; subject?: string; limit?: number; cursor?: string } = {}): Promise<RegisteredKeyList> {
-    const { body } = await this.#core.get('/v1/registry/keys', { kind: params.kind, subject: params.subject, limit: params.limit, cursor: params.cursor });
-    return body as unknown as RegisteredKeyList;
+    const { body, response } = await this.#core.get('/v1/registry/keys', { kind: params.kind, subject: params.subject, limit: params.limit, cursor: params.cursor });
+    return checkedAnswer('RegisteredKeyPage', body, response);
   }
 
   /** Revokes a registered key by its `rkey_…` id; revoking twice answers the same key. */
   async revoke(registeredKeyId: string): Promise<RegisteredKey> {
     if (!/^rkey_[0-9a-f]{32}$/.test(registeredKeyId)) throw new SvcArgumentError('A registered key id is rkey_ and 32 hex digits.');
     const response = await this.#core.transport.request({ method: 'DELETE', path: `/v1/registry/keys/${registeredKeyId}`, retrySafe: true, headers: { 'x-tenant-id': this.#core.tenantId } });
-    return jsonObjectOf(response) as unknown as RegisteredKey;
+    return checkedAnswer('RegisteredKey', jsonObjectOf(response), response);
   }
 }

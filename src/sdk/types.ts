@@ -1,10 +1,8 @@
 // The wire objects the SDK returns, under the SDK's public names. They are not restated here: each is the type of the
-// server's own response schema in src/contracts/, imported as a type only, so the SDK's JavaScript gains no code
-// from it, and the server and the SDK cannot disagree on a field (docs/sdk.md#types).
+// server's own response schema in src/contracts/, which the SDK checks every answer against (./answers.ts), so the
+// server and the SDK cannot disagree on a field unnoticed (docs/sdk.md#types).
+import type { Answer, EvidenceSubmission, PredicateEvaluation, TraceStep } from './answers.ts';
 import type {
-  EvidenceAnswer as EvidenceAnswerContract,
-  EvidenceSubmission as EvidenceSubmissionContract,
-  EvidenceSubmissionList as EvidenceSubmissionListContract,
   FundAnswer,
   Intent,
   IntentList,
@@ -12,14 +10,14 @@ import type {
   SettlementAnswer,
 } from '../contracts/intents.ts';
 import type { LedgerAuthority, LedgerCheckpoint, LedgerEvents, LedgerLine, LedgerTip } from '../contracts/ledger.ts';
-import type { PolicyPreview, PolicyTestResult as PolicyTestResultContract, PolicyVersion, PolicyVersions, TemplateCatalog } from '../contracts/policies.ts';
+import type { PolicyPreview, PolicyVersion, PolicyVersions, TemplateCatalog } from '../contracts/policies.ts';
 import type { PolicyHeadMove } from '../contracts/policy-rollback.ts';
 import type { Principal } from '../contracts/principal.ts';
 import type { RegisteredKey, RegisteredKeyPage } from '../contracts/registry.ts';
 import type { CapabilityVerdict, SpendDecision } from '../contracts/spend-decisions.ts';
-import type { PredicateEvaluation, TraceStep } from '../predicate/ast.ts';
 
 export type {
+  EvidenceSubmission,
   FundAnswer,
   Intent,
   IntentList,
@@ -47,16 +45,12 @@ export type SettlementRail = Intent['settlement_rail'];
  * contract leaves open. */
 export type FundingDetails = FundAnswer['funding'] & { readonly [field: string]: unknown };
 
-/** `predicate_evaluation` under the evaluator's own names (src/predicate): the contracts describe the same shape, but
- * leave open the copy stored with an evidence submission. */
-type WithEvaluation<T> = Omit<T, 'predicate_evaluation'> & { readonly predicate_evaluation: PredicateEvaluation };
-
-/** `POST /harbor/intents/{id}/evidence`. */
-export type EvidenceAnswer = WithEvaluation<EvidenceAnswerContract>;
-/** One evidence submission as stored (`GET /harbor/intents/{id}/evidence`). */
-export type EvidenceSubmission = WithEvaluation<EvidenceSubmissionContract>;
-export type EvidenceSubmissionList = Omit<EvidenceSubmissionListContract, 'data'> & { readonly data: EvidenceSubmission[] };
-export type PolicyTestResult = WithEvaluation<PolicyTestResultContract>;
+/** `POST /harbor/intents/{id}/evidence`; its `predicate_evaluation`, like every other, is a `PredicateEvaluation`
+ * whose trace steps each say whether they passed. */
+export type EvidenceAnswer = Answer<'EvidenceAnswer'>;
+/** The evidence submitted for an intent (`GET /harbor/intents/{id}/evidence`), each `EvidenceSubmission` as stored. */
+export type EvidenceSubmissionList = Answer<'EvidenceSubmissionList'>;
+export type PolicyTestResult = Answer<'PolicyTestResult'>;
 
 /** `POST /verify` (docs/capabilities.md#post-verify): 200 for allow and deny alike. */
 export type VerifyResult = CapabilityVerdict;

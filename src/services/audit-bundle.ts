@@ -18,9 +18,9 @@ import {
   type Ed25519Signer,
 } from '../signing/index.ts';
 import { ledgerCheckpointBytes, type LedgerCheckpoint, type LedgerLine } from './ledger-service.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { logLeafData, merkleLeafHash, type LogLeafFormat } from '../signing/merkle.ts';
-import { artifactLeafBytes, checkInclusion, checkTreeHead, isLogLeafFormat, type SignedTreeHead } from './transparency-log.ts';
+import { artifactLeafBytes, checkInclusion, checkTreeHead, isLogLeafFormat, type SignedTreeHead } from '../receipts/transparency-log.ts';
 
 export const auditManifestKind = 'svc.audit_export_manifest_v1';
 /** The manifest's `artifact_version`, unsigned beside its core (src/signing/artifact-kinds.ts says why). */

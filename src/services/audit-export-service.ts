@@ -2,7 +2,7 @@
 // transparency log's latest tree head with the window's leaves), storing the job, and issuing the download JWT
 // bound to one job. The bundle is built synchronously in the create
 // request (status `ready` at once); a job queue with `pending` jobs is a later change.
-import { randomBytes, sign } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AuditExport, AuditExportCreateBody } from '../contracts/audit-exports.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
 import type { Principal } from '../credentials/principal.ts';
@@ -20,20 +20,18 @@ import {
   ledgerVerifyBatchRows,
 } from '../limits.ts';
 import type { Database } from '../infra/database.ts';
-import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import {
   bytesToHex,
-  ed25519PublicKey,
   formatRfc3339MillisecondsUtc,
   formatRfc3339SecondsUtc,
   isCanonicalUuidText,
   parseRfc3339,
-  type Ed25519Signer,
 } from '../signing/index.ts';
 import { auditBundlePaths, buildAuditBundle, jsonLines, type LogLeafLine } from './audit-bundle.ts';
 import { ledgerLine } from './ledger-service.ts';
 import { readLedgerTip, signLedgerCheckpoint } from './ledger-service.ts';
-import { latestTreeHead, leavesInWindow, publishTreeHeads, readInclusionProofs, type SignedTreeHead } from './transparency-log.ts';
+import { latestTreeHead, leavesInWindow, publishTreeHeads, readInclusionProofs, type SignedTreeHead } from '../receipts/transparency-log.ts';
 import type { Queryable } from '../infra/database.ts';
 
 /** What each tier discloses of evidence (the manifest's redaction_profile). */
@@ -45,13 +43,6 @@ export const redactionProfiles: Record<DisclosureTier, string> = {
 export const auditExportDownloadPath = (jobId: string): string => `/v1/compliance/audit-exports/${jobId}/bundle`;
 
 /** The gateway's active key as an artifact signer. */
-export function gatewaySigner(key: GatewayKey): Ed25519Signer {
-  return {
-    publicKey: ed25519PublicKey(Buffer.from(key.publicKeyHex, 'hex')),
-    sign: (message) => new Uint8Array(sign(null, message, key.privateKey)),
-  };
-}
-
 interface NormalizedFilter {
   readonly exportFilter: Record<string, string>;
   readonly createdFrom?: Date;
@@ -225,7 +216,7 @@ export async function createAuditExport(
           { path: auditBundlePaths.checkpoint, bytes: new Uint8Array(Buffer.from(`${JSON.stringify(checkpoint, null, 2)}\n`)) },
           ...(await transparencyFiles(tx, tenantId, filter)),
         ],
-        gatewaySigner(gatewayKey),
+        gatewayKey.signer,
       );
       if (built.zip.length > auditExportBundleBytesMax) tooLarge('bundle_bytes_max', auditExportBundleBytesMax);
       return insertReadyAuditExport(tx, tenantId, {

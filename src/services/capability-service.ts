@@ -27,7 +27,7 @@ import { verifyReasonCodesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
 import { normalizedToolName } from '../signing/digests.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
-import { issueSpendDecisionReceipt } from './agent-receipt-service.ts';
+import { issueSpendDecisionReceipt } from '../receipts/agent-receipt-service.ts';
 
 // The deny codes of /verify, in the order they are checked, are part of its answer's contract: they travel inside a
 // 200 answer (`code` and `reason_codes`), so they are not HTTP errors and are not in the error catalogue.

@@ -2,7 +2,6 @@
 // the routes and exports show. Account names, transaction shapes and posting are the engine's
 // (src/engine/ledger-posting.ts), re-exported here for the readers of the ledger.
 import type { LedgerCheckpoint, LedgerLine } from '../contracts/ledger.ts';
-import { sign } from 'node:crypto';
 import { findLedgerHead, type LedgerRow } from '../db/ledger-repository.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -47,7 +46,7 @@ export function signLedgerCheckpoint(tenantId: string, tip: LedgerTip, key: Gate
     ...fields,
     signing_public_key_ed25519_hex: key.publicKeyHex,
     message_digest_sha256_hex: bytesToHex(digest),
-    ed25519_signature_hex: sign(null, digest, key.privateKey).toString('hex'),
+    ed25519_signature_hex: bytesToHex(key.signer.sign(digest)),
     kid: key.kid,
   };
 }

@@ -9,7 +9,7 @@ import { ledgerTransactionEntriesMax, ledgerVerifyBatchRows, ledgerVerifyProblem
 import type { Database, Queryable } from '../infra/database.ts';
 import { encodeLedgerRowBody, formatRfc3339MillisecondsUtc, ledgerGenesisRowHash, ledgerRowHash, type LedgerSide } from '../signing/index.ts';
 import { ledgerAccounts, ledgerEventKinds, ledgerTransactionProblems, type LedgerEntry, type LedgerSideName } from './ledger-service.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 
 export interface LedgerVerifyReport {
   readonly tenantId: string;

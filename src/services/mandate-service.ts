@@ -15,9 +15,9 @@ import { sha256Hex } from '../signing/digests.ts';
 import { parseRecognitionProof, recognitionVerifierIdDefault } from '../signing/recognition.ts';
 import { parseRfc3339SecondsUtc } from '../signing/rfc3339.ts';
 import { verifyRecognition } from './recognition-service.ts';
-import { canonicalBodyOf, recordReceipts, signReceipt, verifyForRoute, type ArtifactVerdict } from './receipt-signing.ts';
-import { authorizationReceiptBody, transportBindingDefault } from './receipt-service.ts';
-import { appendLeafStatement } from './transparency-log.ts';
+import { canonicalBodyOf, recordReceipts, signReceipt, verifyForRoute, type ArtifactVerdict } from '../receipts/receipt-signing.ts';
+import { authorizationReceiptBody, transportBindingDefault } from '../receipts/receipt-service.ts';
+import { appendLeafStatement } from '../receipts/transparency-log.ts';
 
 /** The recognition-proof purpose and path an agent binds when it imports a mandate. */
 export const mandateImportPurpose = 'protocol.mandate.import';

@@ -45,7 +45,7 @@ export async function draftPolicy(database: Database, tenantId: string, template
       templateId: materialized.templateId,
       versionSeq,
       parameters: { ...materialized.parameters },
-      materializedPredicate: materialized.predicate as unknown as Record<string, unknown>,
+      materializedPredicate: materialized.predicate,
     };
     return insertPolicyVersion(tx, tenantId, { ...content, humanSummary: materialized.humanSummary, contentDigest: policyContentDigest(content) });
   });

@@ -19,7 +19,7 @@ import type { Database, Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { isValidEmail, normalizeEmail } from './user-service.ts';
 
-// The mail port this service sends through; plugins/mail.ts implements it (SMTP, or the local outbox).
+// The mail port this service sends through; services/mail-transport.ts implements it (SMTP, or the local outbox).
 export interface SignInCodeMessage {
   readonly email: string;
   readonly challengeId: string;

@@ -1,7 +1,6 @@
 // Standing (docs/standing.md): an operator's settled history in one tenant, as signed receipts and a signed
 // portfolio snapshot. Reads come from the incremental aggregates, which the terminal effect below adds to in the
 // settling transaction; `rebuildStanding` recomputes them from the intents and must agree.
-import { sign } from 'node:crypto';
 import type { TerminalEffect } from '../engine/effects.ts';
 import type { ExactlyTerminalStates } from '../engine/lifecycle.ts';
 import {
@@ -28,7 +27,7 @@ import {
   standingReceiptCacheTtlMs,
   standingReceiptInvalidationsMax,
 } from '../limits.ts';
-import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact, type StandingSigner } from '../signing/standing-artifacts.ts';
+import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact } from '../signing/standing-artifacts.ts';
 
 // ---- The terminal effect ----
 
@@ -271,10 +270,6 @@ export function scoringModelOf(version: string): ScoringModel {
 
 // ---- Signed answers ----
 
-function signerOf(key: GatewayKey): StandingSigner {
-  return { publicKeyHex: key.publicKeyHex, sign: (digest) => new Uint8Array(sign(null, digest, key.privateKey)) };
-}
-
 /** One snapshot of the aggregates and the ledger head (see readStandingSnapshot). */
 export function readSnapshot(database: Database, tenantId: string, operatorDid: string | null): Promise<StandingSnapshot> {
   return database.tenant(tenantId, (tx) => readStandingSnapshot(tx, tenantId, operatorDid, standingWindowDays.last_30_days), { isolation: 'repeatable read' });
@@ -305,7 +300,7 @@ export async function operatorReceipt(database: Database, key: GatewayKey, tenan
       metrics,
       score: model.score(metrics.all_time),
     },
-    signerOf(key),
+    key.signer,
   );
   const answer = { schema_version: 1, updated_at: metrics.last_activity_at, receipt };
   receiptCache.set(tenantId, operatorDid, variant, stamp, answer);
@@ -343,7 +338,7 @@ export async function portfolioSnapshot(database: Database, key: GatewayKey, ten
         return { operator_did: operatorDid, metrics, score: model.score(metrics.all_time) };
       }),
     },
-    signerOf(key),
+    key.signer,
   );
 }
 

@@ -1,5 +1,7 @@
-// Ed25519 on the server path through node:crypto (OpenSSL), from raw 32-byte seeds and public keys.
-// Key objects are built once and reused: the engine verifies a signature on every mutation.
+// Ed25519 through node:crypto (OpenSSL), from raw 32-byte seeds and public keys: the one signing helper. Every
+// signature the service and the SDK make goes through `ed25519SignerFromSeed` (the gateway keys hold one signer each),
+// and only this file turns a seed into a private key. Key objects are built once and reused: the engine verifies a
+// signature on every mutation.
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { ed25519PublicKeyCacheEntriesMax } from '../limits.ts';
 import { bytesToHex, valueInvalid } from './encoding.ts';

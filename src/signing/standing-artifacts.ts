@@ -4,7 +4,7 @@
 // Signing and offline verification (`verifyStandingArtifact`) share the one order table, so they cannot drift.
 import { fail, isPlainObject, malformed } from './artifacts.ts';
 import { sha256 } from './digests.ts';
-import { ed25519PublicKey, verifyEd25519 } from './ed25519.ts';
+import { ed25519PublicKey, verifyEd25519, type Ed25519Signer } from './ed25519.ts';
 import { bytesToHex, isWellFormedText } from './encoding.ts';
 
 export const standingSigningAlgorithm = 'ed25519-sha256-json-v1';
@@ -142,22 +142,16 @@ export function standingArtifactBytes(artifact: Record<string, unknown>): Uint8A
   return new Uint8Array(Buffer.from(writeObject(order, artifact, '', standingMaterialFields), 'utf8'));
 }
 
-export interface StandingSigner {
-  /** The 32-byte Ed25519 public key, lowercase hex. */
-  readonly publicKeyHex: string;
-  /** Raw Ed25519 over `message` (here always the 32-byte digest). */
-  sign(message: Uint8Array): Uint8Array;
-}
-
-/** Signs a standing artifact: the signed fields in their order, then the four material fields. */
-export function signStandingArtifact(body: Record<string, unknown>, signer: StandingSigner): Record<string, unknown> {
+/** Signs a standing artifact: the signed fields in their order, then the four material fields (the signature is raw
+ * Ed25519 over the 32-byte digest). */
+export function signStandingArtifact(body: Record<string, unknown>, signer: Ed25519Signer): Record<string, unknown> {
   const bytes = standingArtifactBytes(body);
   const digest = sha256(bytes);
   return {
     ...(JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>),
     signing_algorithm: standingSigningAlgorithm,
     message_digest_hex: bytesToHex(digest),
-    signing_public_key_hex: signer.publicKeyHex,
+    signing_public_key_hex: signer.publicKey.hex,
     signature_hex: bytesToHex(signer.sign(digest)),
   };
 }

@@ -22,7 +22,7 @@ export function orderedParameters(templateId: string, parameters: Readonly<Recor
  * `root`; each clause's `op` first), as a preview shows it. Only for rules the service built: a caller's own
  * predicate_dsl is shown as stored. */
 export function orderedMaterializedPredicate(predicate: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return compilePredicate(predicate).document as unknown as Record<string, unknown>;
+  return compilePredicate(predicate).document;
 }
 
 export function presentVersion(version: PolicyVersion, headSeq: number | undefined): PolicyVersionView {

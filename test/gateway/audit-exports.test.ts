@@ -17,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jwtAudiences, signGatewayJwt } from '../../src/credentials/gateway-jwt.ts';
 import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/x402/wire.ts';
 import { buildAuditBundle, verifyAuditBundle } from '../../src/services/audit-bundle.ts';
-import { gatewaySigner } from '../../src/services/audit-export-service.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
@@ -198,7 +197,7 @@ describe('audit exports', () => {
           { path: 'ledger.jsonl', bytes: strToU8(ledger.map((line) => `${line}\n`).join('')) },
           { path: 'ledger-checkpoint.json', bytes: entries['ledger-checkpoint.json']! },
         ],
-        gatewaySigner(app.gatewayKeys.active),
+        app.gatewayKeys.active.signer,
       );
       return verifyAuditBundle(built.zip, { publicKeyHex: app.gatewayKeys.active.publicKeyHex });
     };

@@ -7,7 +7,7 @@ import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { createRecognitionProof } from '../../src/signing/recognition.ts';
 import { signArtifact } from '../../src/signing/artifacts.ts';
-import { appendLeaf, publishTreeHeads } from '../../src/services/transparency-log.ts';
+import { appendLeaf, publishTreeHeads } from '../../src/receipts/transparency-log.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';

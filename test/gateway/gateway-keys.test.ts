@@ -11,6 +11,7 @@ import {
   GatewayKeyring, loadGatewayKeys, newKeyFileEntry, readKeyFile, removeFromKeyFile, rotateKeyFile, stageKeyFile, writeKeyFile,
 } from '../../src/infra/gateway-keys.ts';
 import { buildTestApp } from '../helpers/app.ts';
+import { josePrivateKeyOf } from '../helpers/jose-keys.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const tokenOptions = { audience: jwtAudiences.session, subject: 'user_1', tenantId: 'acme', expiresInSeconds: 900 } as const;
@@ -57,7 +58,8 @@ describe('loading the key set', () => {
 });
 
 describe('gateway JWTs', () => {
-  const keyring = new GatewayKeyring({ keys: [newKeyFileEntry()] });
+  const keyEntry = newKeyFileEntry();
+  const keyring = new GatewayKeyring({ keys: [keyEntry] });
 
   it('signs and verifies, carrying tid, and binds the audience', async () => {
     const token = await signGatewayJwt(keyring, { roles: ['admin'] }, tokenOptions);
@@ -81,7 +83,7 @@ describe('gateway JWTs', () => {
       .setNotBefore(issuedAt)
       .setExpirationTime(issuedAt + tokenOptions.expiresInSeconds)
       .setJti(jti)
-      .sign(keyring.active.privateKey);
+      .sign(josePrivateKeyOf(keyEntry));
     expect(token).toBe(expected);
     await expect(signGatewayJwt(keyring, {}, { ...tokenOptions, now: new Date(Number.NaN) })).rejects.toThrow(TypeError);
   });

@@ -10,7 +10,10 @@ import { GatewayKeyring, newKeyFileEntry } from '../../src/infra/gateway-keys.ts
 import { createUser, type CreatedMembership } from '../../src/services/user-service.ts';
 import { bearer, buildTestApp, createTestTenant } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { josePrivateKeyOf } from '../helpers/jose-keys.ts';
 
+// A key whose seed the test knows, so that jose can sign with it (josePrivateKeyOf).
+const keyEntry = newKeyFileEntry();
 let database: TestDatabase;
 let app: FastifyInstance;
 let system: Database;
@@ -19,7 +22,7 @@ let auditor: CreatedMembership;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.connection);
+  app = await buildTestApp(database.connection, undefined, new GatewayKeyring({ keys: [keyEntry] }));
   system = new Database({ ...database.connection, max: 2 });
   await createTestTenant(database.connection, 'sandbox', 'acme');
   await createTestTenant(database.connection, 'live', 'globex');
@@ -157,7 +160,7 @@ describe('refused with 401', () => {
     const foreignIssuer = await new SignJWT({ tid: 'acme', roles: ['admin'] })
       .setProtectedHeader({ alg: 'EdDSA', kid: key.kid })
       .setIssuer('someone-else').setSubject(admin.userId).setAudience('svc-session').setIssuedAt().setExpirationTime('10m').setJti('j1')
-      .sign(key.privateKey);
+      .sign(josePrivateKeyOf(keyEntry));
     await expectRefused(foreignIssuer);
     await expectRefused(await token({ expiresInSeconds: 24 * 3600 }));
     await expectRefused(await token({ roles: ['admin', 'auditor'] }));

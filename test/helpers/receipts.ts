@@ -6,7 +6,7 @@ import * as noble from '@noble/ed25519';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
-import { agentReceiptJsonSchema } from '../../src/services/agent-receipt-schema.ts';
+import { agentReceiptJsonSchema } from '../../src/receipts/agent-receipt-schema.ts';
 
 noble.hashes.sha512 = sha512;
 

@@ -7,8 +7,7 @@ import { strFromU8, strToU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayKeyring, ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
 import { auditBundlePaths, buildAuditBundle, verifyAuditBundle } from '../../src/services/audit-bundle.ts';
-import { gatewaySigner } from '../../src/services/audit-export-service.ts';
-import { appendLeaf, signTreeHead } from '../../src/services/transparency-log.ts';
+import { appendLeaf, signTreeHead } from '../../src/receipts/transparency-log.ts';
 import { canonicalArtifactBytes, signArtifact } from '../../src/signing/artifacts.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
@@ -109,7 +108,7 @@ describe('audit exports with the transparency log', () => {
           { path: auditBundlePaths.treeHead, bytes: strToU8(head) },
           { path: auditBundlePaths.logLeaves, bytes: strToU8(logLines.map((line) => `${JSON.stringify(line)}\n`).join('')) },
         ],
-        gatewaySigner(keyring.active),
+        keyring.active.signer,
       );
       return verifyAuditBundle(built.zip, { publicKeyHex: keyring.active.publicKeyHex });
     };

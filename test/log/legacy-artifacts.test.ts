@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayKeyring } from '../../src/infra/gateway-keys.ts';
 import { readReceiptFile, verifyReceiptFile } from '../../src/cli/commands/receipt-verify.ts';
 import { verifyAuditBundle } from '../../src/services/audit-bundle.ts';
-import { trustedKeysFromJwks } from '../../src/services/transparency-log.ts';
+import { trustedKeysFromJwks } from '../../src/receipts/transparency-log.ts';
 import { verifyArtifact } from '../../src/signing/artifacts.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../helpers/app.ts';
 import { verifyClientReceipt, verifyClientTreeHead } from '../helpers/client-verifier.ts';

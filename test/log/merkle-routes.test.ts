@@ -10,7 +10,7 @@ import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayKeyring, ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
-import { appendLeaf, inclusionProofOf, publishTreeHeads, signTreeHead } from '../../src/services/transparency-log.ts';
+import { appendLeaf, inclusionProofOf, publishTreeHeads, signTreeHead } from '../../src/receipts/transparency-log.ts';
 import { canonicalArtifactBytes, signArtifact } from '../../src/signing/artifacts.ts';
 import { sha256 } from '../../src/signing/digests.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';

@@ -16,7 +16,7 @@ import {
   readInclusionProof,
   treeHeadRootHex,
   type SignedTreeHead,
-} from '../../src/services/transparency-log.ts';
+} from '../../src/receipts/transparency-log.ts';
 import { createTenant } from '../../src/services/tenant-service.ts';
 import { signArtifact, verifyArtifact } from '../../src/signing/artifacts.ts';
 import { sha256 } from '../../src/signing/digests.ts';
@@ -222,7 +222,7 @@ describe('a log begun before the leaf format changed', () => {
   });
 });
 
-describe('the tree-head plugin', () => {
+describe('the tree-head timer', () => {
   it('signs a head for new leaves within 5 s in a running app', async () => {
     const { createFastify } = await import('../../src/server-options.ts');
     const { createLogger } = await import('../../src/infra/logging.ts');

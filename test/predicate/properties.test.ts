@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { PredicateError } from '../../src/predicate/errors.ts';
-import { serviceErrorOfPredicate } from '../../src/services/pure-error-mapping.ts';
+import { serviceErrorOfPredicate } from '../../src/errors/pure-error-mapping.ts';
 import { predicateFuelMax } from '../../src/limits.ts';
 import { clauseOps, type EvaluationInput, type PredicateEvaluation } from '../../src/predicate/ast.ts';
 import { compilePredicate, type CompiledPredicate } from '../../src/predicate/compile.ts';

@@ -1,6 +1,6 @@
 // The release-rule module is pure: it raises its own PredicateError (no HTTP status, no catalogue) and imports
 // nothing of the service's error envelope, Fastify or pg; the services map its errors to the catalogue
-// (src/services/pure-error-mapping.ts), and the API answers them exactly as before.
+// (src/errors/pure-error-mapping.ts), and the API answers them exactly as before.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { errorCatalogue } from '../../src/errors/catalogue.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { compilePredicate, materializeTemplate } from '../../src/predicate/index.ts';
 import { PredicateError, predicateErrorCodes } from '../../src/predicate/errors.ts';
-import { asServiceError } from '../../src/services/pure-error-mapping.ts';
+import { asServiceError } from '../../src/errors/pure-error-mapping.ts';
 import { projectRoot } from '../helpers/server-process.ts';
 
 const predicateDir = path.join(projectRoot, 'src/predicate');

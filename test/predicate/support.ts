@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import type { EvaluationInput, PredicateEvaluation } from '../../src/predicate/ast.ts';
 import { PredicateError } from '../../src/predicate/errors.ts';
-import { serviceErrorOfPredicate } from '../../src/services/pure-error-mapping.ts';
+import { serviceErrorOfPredicate } from '../../src/errors/pure-error-mapping.ts';
 import { compilePredicate } from '../../src/predicate/compile.ts';
 import { evaluate } from '../../src/predicate/evaluate.ts';
 

@@ -10,7 +10,7 @@ import { app as svcApp } from '../../src/app.ts';
 import { GatewayKeyring } from '../../src/infra/gateway-keys.ts';
 import { createLogger } from '../../src/infra/logging.ts';
 import { createFastify } from '../../src/server-options.ts';
-import { agentReceiptForbiddenFields } from '../../src/services/agent-receipt-schema.ts';
+import { agentReceiptForbiddenFields } from '../../src/receipts/agent-receipt-schema.ts';
 import { signArtifact } from '../../src/signing/artifacts.ts';
 import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
 import { bearer, createTestTenant, type TestTenant } from '../helpers/app.ts';

@@ -1,6 +1,7 @@
-// The SDK is client-side code: nothing under src/sdk may import, even transitively (type-only imports included),
-// fastify, pg, or the server's src/infra, src/plugins, src/engine, src/db, src/services and src/surfaces. Its wire
-// types come from the contract modules (src/contracts/), imported as types only, so they add no code at run time.
+// The SDK is client-side code: everything under src/sdk reaches, even transitively (type-only imports included), only
+// the SDK itself, the route contracts (src/contracts/, with the limits and error catalogue they are built from), the
+// pure signing core and the rails' pure wire facts: no server module, no server package. It checks every
+// answer against its contract (src/sdk/answers.ts) instead of casting it.
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -8,8 +9,19 @@ import { describe, expect, it } from 'vitest';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const sdkDir = path.join(repoRoot, 'src/sdk');
-const forbiddenFolders = ['infra', 'plugins', 'engine', 'db', 'services', 'surfaces'].map((folder) => path.join(repoRoot, 'src', folder) + path.sep);
+const inSrc = (relative: string) => path.join(repoRoot, 'src', relative);
+/** What an SDK file may import directly: its own folder, the contracts, the signing core, and the rails' pure wire facts
+ * (each rail's `wire.ts`, and the shape they share). */
+const importableFolders = ['sdk', 'contracts', 'signing'].map((folder) => inSrc(folder) + path.sep);
+const railWireFiles = fs
+  .readdirSync(inSrc('rails'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(inSrc('rails'), entry.name, 'wire.ts')))
+  .map((entry) => inSrc(`rails/${entry.name}/wire.ts`));
+const importableFiles = [inSrc('rails/wire-facts.ts'), ...railWireFiles];
+/** What the SDK may reach besides: the modules the contracts and the signing core are built from. */
+const reachableFiles = [...importableFiles, inSrc('limits.ts'), inSrc('errors/catalogue.ts')];
 const forbiddenPackage = /^(fastify|fastify-plugin|@fastify\/.*|pg|pg-.*)$/;
+const isReachable = (file: string) => importableFolders.some((folder) => file.startsWith(folder)) || reachableFiles.includes(file);
 
 interface Reach {
   readonly files: Set<string>;
@@ -28,7 +40,7 @@ function reachableFrom(entries: string[]): Reach {
     const file = queue.pop()!;
     if (reach.files.has(file)) continue;
     reach.files.add(file);
-    if (forbiddenFolders.some((folder) => file.startsWith(folder))) reach.violations.push(path.relative(repoRoot, file));
+    if (!isReachable(file)) reach.violations.push(path.relative(repoRoot, file));
     const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
     for (const { fileName: specifier } of importedFiles) {
       if (specifier.startsWith('.')) {
@@ -50,29 +62,41 @@ describe('SDK import boundary', () => {
     const reach = reachableFrom(sdkFiles);
     expect(sdkFiles.length).toBeGreaterThan(5);
     expect(reach.violations).toEqual([]);
-    // What the SDK does reach, so a new dependency is a visible change here. `typebox` only through the contract
-    // modules' types (next test): the SDK's declarations read it, its JavaScript does not.
+    // What the SDK does reach, so a new dependency is a visible change here: `typebox` for the contracts it checks
+    // answers against, `@noble/hashes` for BLAKE3.
     expect([...reach.packages.keys()].sort()).toEqual(['@noble/hashes', 'typebox']);
-    expect(reach.packages.get('typebox')).toMatch(/^src\/contracts\//);
   });
 
-  it('imports the contract modules as types only, so the SDK runs without them', () => {
-    const valueImports: string[] = [];
-    let typeImports = 0;
+  it('imports only its own files, the contracts, the signing core and the sandbox credentials', () => {
+    const outside: string[] = [];
     for (const file of sdkFiles) {
-      const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+      for (const { fileName: specifier } of ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true).importedFiles) {
+        if (!specifier.startsWith('.')) continue;
+        const target = path.resolve(path.dirname(file), specifier);
+        if (!importableFolders.some((folder) => target.startsWith(folder)) && !importableFiles.includes(target)) outside.push(`${path.relative(repoRoot, file)} → ${path.relative(repoRoot, target)}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
+  it('checks answers against the contracts instead of casting them: contract values load in answers.ts alone, and no cast goes through unknown', () => {
+    const valueImporters = new Set<string>();
+    const casts: string[] = [];
+    for (const file of sdkFiles) {
+      const text = fs.readFileSync(file, 'utf8');
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
       for (const statement of source.statements) {
         if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
         const specifier = statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier) ? statement.moduleSpecifier.text : undefined;
-        if (specifier === undefined || !path.resolve(path.dirname(file), specifier).startsWith(path.join(repoRoot, 'src/contracts') + path.sep)) continue;
+        if (specifier === undefined || !path.resolve(path.dirname(file), specifier).startsWith(inSrc('contracts') + path.sep)) continue;
         // `import type {…}` is erased; `import { type X }` is not (verbatimModuleSyntax keeps `import {}`, which loads the module).
         const typeOnly = ts.isImportDeclaration(statement) ? statement.importClause?.isTypeOnly === true : statement.isTypeOnly;
-        if (typeOnly) typeImports += 1;
-        else valueImports.push(`${path.relative(repoRoot, file)}: ${statement.getText(source)}`);
+        if (!typeOnly) valueImporters.add(path.relative(repoRoot, file));
       }
+      for (const [index, line] of text.split('\n').entries()) if (/\bas unknown as\b/.test(line)) casts.push(`${path.relative(repoRoot, file)}:${index + 1}`);
     }
-    expect(valueImports).toEqual([]);
-    expect(typeImports).toBeGreaterThan(0);
+    expect([...valueImporters]).toEqual(['src/sdk/answers.ts']);
+    expect(casts).toEqual([]);
   });
 
   it('would catch a violation (the walker sees the server\'s own imports)', () => {

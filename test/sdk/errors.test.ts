@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   EngineHttpError,
+  generateKey,
   GatewayAuthError,
   isRetryableError,
   parseErrorBody,
@@ -10,17 +11,19 @@ import {
   SvcClient,
   SvcConflictError,
   SvcConnectionError,
+  SvcContractError,
   SvcError,
   SvcIdempotencyError,
   SvcInvalidRequestError,
   SvcInvalidStateError,
   SvcNotFoundError,
   SvcRecognitionError,
+  SvcResponseError,
   SvcServerError,
   TenantBindingError,
 } from '../../src/sdk/index.ts';
 import { engineHttpErrorFor } from '../../src/sdk/errors.ts';
-import { envelope, intentFixture, intentIdFixture, json, openScriptedClient, startScriptedServer, type ScriptedServer } from './support.ts';
+import { envelope, evidenceAnswerFixture, intentFixture, intentIdFixture, json, openScriptedClient, principalAnswer, startScriptedServer, type ScriptedServer } from './support.ts';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -93,6 +96,9 @@ describe('opening a session', () => {
     expect((refused as GatewayAuthError).cause).toBeInstanceOf(SvcAuthenticationError);
     await expect(open({ status: 200, body: 'not json' })).rejects.toThrow(GatewayAuthError);
     await expect(open({ status: 200, body: '{"environment":"sandbox"}' })).rejects.toThrow(GatewayAuthError);
+    const unlike = await open({ status: 200, body: JSON.stringify({ ...principalAnswer, environment: 'staging' }) }).catch((caught: unknown) => caught);
+    expect(unlike).toBeInstanceOf(GatewayAuthError);
+    expect((unlike as GatewayAuthError).cause).toMatchObject({ contract: 'Principal', problems: expect.arrayContaining([expect.objectContaining({ path: '/environment' })]) });
     await expect(open({ status: 503, body: '' })).rejects.toThrow(GatewayAuthError);
   });
 
@@ -100,7 +106,7 @@ describe('opening a session', () => {
     const seen: Headers[] = [];
     const fetchRecorder = async (_input: string, init: RequestInit) => {
       seen.push(new Headers(init.headers));
-      return new Response('{"tenant_id":"acme","environment":"sandbox"}');
+      return new Response(JSON.stringify(principalAnswer));
     };
     await expect(SvcClient.open({ apiKey: 'k', fetch: fetchRecorder, expectedEnvironment: 'live' })).rejects.toThrow(GatewayAuthError);
     const client = await SvcClient.open({ apiKey: 'k', fetch: fetchRecorder, expectedEnvironment: 'sandbox' });
@@ -116,5 +122,39 @@ describe('echo checks', () => {
     const { client } = await openScriptedClient(server);
     await expect(client.intents.get(intentIdFixture)).rejects.toThrow(TenantBindingError);
     await expect(client.intents.get(intentIdFixture)).rejects.toThrow(/names intent/);
+  });
+});
+
+describe('contract checks', () => {
+  it('refuses an answer its contract does not allow, naming the contract and where the answer differs', async () => {
+    const drifted = intentFixture({ state: 'frozen', amount_cents: '500', created_at: undefined });
+    server = await startScriptedServer(() => json(200, drifted));
+    const { client } = await openScriptedClient(server);
+    const refused = await client.intents.get(intentIdFixture).catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(SvcContractError);
+    expect(refused).toBeInstanceOf(SvcResponseError);
+    const error = refused as SvcContractError;
+    expect(error).toMatchObject({ contract: 'Intent', status_code: 200, body_text: JSON.stringify(drifted), name: 'SvcContractError' });
+    expect(error.url).toBe(`${server.url}/harbor/intents/${intentIdFixture}`);
+    expect(error.problems.map((problem) => problem.path).sort()).toEqual(['/', '/amount_cents', '/state']);
+    expect(error.message).toMatch(/does not match the Intent contract: .*\/state/);
+  });
+
+  it('lets through members a contract does not list, as a newer server may add them', async () => {
+    server = await startScriptedServer(() => json(200, intentFixture({ added_later: { any: 'thing' } })));
+    const { client } = await openScriptedClient(server);
+    await expect(client.intents.get(intentIdFixture)).resolves.toMatchObject({ intent_id: intentIdFixture, added_later: { any: 'thing' } });
+  });
+
+  it('checks list items, and an evaluation trace as the evaluator writes it', async () => {
+    const list = (data: unknown[]) => json(200, { object: 'list', data, has_more: false, next_cursor: null });
+    server = await startScriptedServer((_request, index) =>
+      index === 0 ? list([intentFixture(), intentFixture({ currency: 5 })]) : json(200, evidenceAnswerFixture({ predicate_evaluation: { passed: true, trace: [{ kind: 'true', detail: 'd', data: {} }] } })));
+    const { client } = await openScriptedClient(server);
+    await expect(client.intents.list()).rejects.toMatchObject({ contract: 'IntentList', problems: [expect.objectContaining({ path: '/data/1/currency' })] });
+    const payee = { did: 'did:payee:b', key: generateKey().key };
+    await expect(client.intents.submitEvidence(intentIdFixture, { payee, payload: {} })).rejects.toMatchObject({
+      contract: 'EvidenceAnswer', problems: [expect.objectContaining({ path: '/predicate_evaluation/trace/0/data' })],
+    });
   });
 });

@@ -131,10 +131,10 @@ describe('capabilities and spend', () => {
     json(200, {
       allow, tenant: 'acme', tenant_id: 'acme', intent_id: intentIdFixture, audit_id: '0b6c1c9e-5a4f-4b7e-9d1a-2f3e4d5c6b7a',
       code: allow ? null : 'capability.operation_not_allowed', message: allow ? 'Allowed' : 'The operation is not allowed.',
-      reason_codes: allow ? [] : ['capability.operation_not_allowed'], remaining_cents: 400,
+      reason_codes: allow ? [] : ['capability.operation_not_allowed'], remaining_cents: 400, operation: 'search.web', requested_spend_cents: 100,
       ...(allow ? { decision_id: '2d9f3c6a-1b7e-4c3a-9e5f-7a8b9c0d1e2f' } : {}), ...extra,
     });
-  const completed = (status: string) => json(200, { decision_id: '2d9f3c6a-1b7e-4c3a-9e5f-7a8b9c0d1e2f', intent_id: intentIdFixture, status, requested_spend_cents: 100, completed_at: 'now' });
+  const completed = (status: string) => json(200, { decision_id: '2d9f3c6a-1b7e-4c3a-9e5f-7a8b9c0d1e2f', intent_id: intentIdFixture, status, requested_spend_cents: 100, completed_at: '2030-01-01T00:00:00.000Z', agent_receipt: {} });
   const params = { intentId: intentIdFixture, token: 'cap.token.1', operation: 'search.web', requestedSpendCents: 100, toolCallId: '  call-1  ', configHashHex: 'ABCD' };
 
   it('verifies with the idempotency key in header and body, and throws SvcCapabilityError with the reason on deny', async () => {

@@ -17,7 +17,7 @@ import {
 } from '../../src/sdk/index.ts';
 import { requestInProgressRetryMsMax } from '../../src/sdk/defaults.ts';
 import { backoffDelayMs, decideRetry, parseRetryAfterMs } from '../../src/sdk/retry.ts';
-import { envelope, intentFixture, intentIdFixture, json, openScriptedClient, startScriptedServer, type ScriptedAnswer, type ScriptedServer } from './support.ts';
+import { envelope, intentFixture, intentIdFixture, json, openScriptedClient, policyVersionFixture, startScriptedServer, type ScriptedAnswer, type ScriptedServer } from './support.ts';
 
 let server: ScriptedServer;
 beforeEach(async () => {
@@ -156,7 +156,7 @@ describe('429', () => {
   });
 
   it('falls back to backoff without Retry-After, and retries even requests that are not retry-safe', async () => {
-    server.script = sequence(json(429, { error: 'rate_limited' }), json(201, { object: 'policy_version', template_id: 'true_v1', version_seq: 1 }));
+    server.script = sequence(json(429, { error: 'rate_limited' }), json(201, policyVersionFixture()));
     const { client, clock } = await openScriptedClient(server);
     await client.policies.draft({ templateId: 'true_v1' });
     expect(server.to('/harbor/policy/v1/drafts')).toHaveLength(2);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { keyFromSeed, SvcArgumentError, SvcSigningError } from '../../src/sdk/index.ts';
 import { bytesToBase64, ed25519SignerFromSeed, verifyRecognitionProof } from '../../src/signing/index.ts';
 import { signedCreateBody, signedEvidenceBody, type Party } from '../helpers/intents.ts';
-import { intentFixture, intentIdFixture, json, openScriptedClient, startScriptedServer, type ScriptedServer } from './support.ts';
+import { evidenceAnswerFixture, intentFixture, intentIdFixture, json, openScriptedClient, startScriptedServer, type ScriptedServer } from './support.ts';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -69,7 +69,7 @@ describe('signed bodies', () => {
   });
 
   it('signs evidence with the payee key exactly as the engine tests do', async () => {
-    server = await startScriptedServer(() => json(200, { tenant: 'acme', intent_id: intentIdFixture, state: 'evidence_recorded', predicate_passed: true, predicate_evaluation: { passed: true, trace: [] } }));
+    server = await startScriptedServer(() => json(200, evidenceAnswerFixture()));
     const { client } = await openScriptedClient(server);
     const payload = { status: 'completed', cost_cents: 10 };
     await client.intents.submitEvidence(intentIdFixture, { payee: { did: 'did:payee:b', key: keyFromSeed(payeeSeed) }, payload, submittedAt: '2030-01-02T15:04:05Z' });

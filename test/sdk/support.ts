@@ -22,7 +22,11 @@ export interface ScriptedAnswer {
 /** `destroy` drops the connection without an answer (a network failure). */
 export type Script = (request: RecordedRequest, index: number) => ScriptedAnswer | 'destroy' | Promise<ScriptedAnswer | 'destroy'>;
 
-export const principalAnswer = { tenant_id: 'acme', tenant_uuid: '5b0e7c1e-8d43-4a8a-9f0e-0b7a3e3c2d11', environment: 'sandbox', service_account_role: 'admin' };
+/** `GET /v1/auth/principal` as the gateway answers it for an admin API key (src/contracts/principal.ts). */
+export const principalAnswer = {
+  tenant_id: 'acme', tenant_uuid: '5b0e7c1e-8d43-4a8a-9f0e-0b7a3e3c2d11', environment: 'sandbox', service_account_role: 'admin', roles: ['admin'],
+  key_kind: 'standard', mcp_scopes: [], subject: 'key_0123456789abcdef0123456789abcdef',
+};
 
 export interface ScriptedServer {
   readonly url: string;
@@ -114,8 +118,27 @@ export function intentFixture(overrides: Record<string, unknown> = {}): Record<s
     object: 'intent', tenant: 'acme', tenant_id: 'acme', intent_id: intentIdFixture, state: 'open', funded: false, signing_version: 6,
     principal_did: 'did:principal:a', principal_key_registered: false, payee_did: 'did:payee:b', amount_cents: 500, currency: 'usd',
     budget: { max: 500 }, evidence_schema: { type: 'object' }, deadline: '2030-01-02T15:04:05Z', predicate_dsl: { version: 1, root: { op: 'true' } },
-    predicate_ref: null, policy_binding: null, settlement_rail: 'x402_usdc_base', allowed_tools: ['search.web'], completion_preset_id: null,
+    predicate_ref: '', policy_binding: null, settlement_rail: 'x402_usdc_base', allowed_tools: ['search.web'], completion_preset_id: null,
     predicate_passed: null, created_at: '2030-01-01T00:00:00.000Z', funded_at: null, evidence_recorded_at: null, settled_at: null,
+    ...overrides,
+  };
+}
+
+/** The evidence answer of a passing rule, as the engine presents it. */
+export function evidenceAnswerFixture(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    tenant: 'acme', tenant_id: 'acme', intent_id: intentIdFixture, state: 'evidence_recorded', intent_state: 'evidence_recorded', predicate_passed: true,
+    predicate_evaluation: { passed: true, trace: [{ kind: 'true', detail: 'always passes', data: { passed: true } }] },
+    payload_digest: 'ab'.repeat(32), artifacts_digest: 'cd'.repeat(32),
+    ...overrides,
+  };
+}
+
+/** A policy version as the policy routes present it. */
+export function policyVersionFixture(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    object: 'policy_version', template_id: 'true_v1', version_seq: 1, parameters: {}, materialized_predicate: { version: 1, root: { op: 'true' } },
+    human_summary: 'Always passes.', content_digest: 'ef'.repeat(32), created_at: '2030-01-01T00:00:00.000Z', is_head: false,
     ...overrides,
   };
 }

@@ -1,13 +1,13 @@
 // The signing core is pure: it raises its own SigningError (no HTTP status, no catalogue) and imports only its own
 // files, the limits and its crypto libraries; the services map its errors to the catalogue
-// (src/services/pure-error-mapping.ts), and every surface answers them exactly as before.
+// (src/errors/pure-error-mapping.ts), and every surface answers them exactly as before.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { failureStatusOf, refusalStatusOf } from '../../src/engine/observer.ts';
 import { errorCatalogue } from '../../src/errors/catalogue.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { asServiceError, serviceErrorOfSigning } from '../../src/services/pure-error-mapping.ts';
+import { asServiceError, serviceErrorOfSigning } from '../../src/errors/pure-error-mapping.ts';
 import { SigningError, signingErrorCodes } from '../../src/signing/errors.ts';
 import { base64ToBytes, parseRecognitionProofHeader, parseRfc3339, verifyArtifact } from '../../src/signing/index.ts';
 import { projectRoot } from '../helpers/server-process.ts';
@@ -48,7 +48,7 @@ describe('src/signing/ is pure', () => {
     const offenders = sources.flatMap(({ file, text }) => importTargets(text).filter((target) => !allowed(target)).map((target) => `${file} → ${target}`));
     expect(offenders).toEqual([]);
     // The allow-list itself refuses what the brief of this module forbids.
-    for (const forbidden of ['../errors/service-error.ts', '../errors/catalogue.ts', 'fastify', 'pg', '../services/pure-error-mapping.ts']) {
+    for (const forbidden of ['../errors/service-error.ts', '../errors/catalogue.ts', 'fastify', 'pg', '../errors/pure-error-mapping.ts']) {
       expect(allowed(forbidden), forbidden).toBe(false);
     }
   });

@@ -4,7 +4,7 @@ import * as noble from '@noble/ed25519';
 import { sha256 as nobleSha256, sha512 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/errors/service-error.ts';
-import { asServiceError } from '../../src/services/pure-error-mapping.ts';
+import { asServiceError } from '../../src/errors/pure-error-mapping.ts';
 import { SigningError } from '../../src/signing/errors.ts';
 import {
   createRecognitionProof,

@@ -10,7 +10,6 @@ import { signStandingArtifact, standingArtifactBytes, verifyStandingArtifact } f
 
 noble.hashes.sha512 = sha512;
 const signer = ed25519SignerFromSeed(randomBytes(32));
-const standingSigner = { publicKeyHex: signer.publicKey.hex, sign: (digest: Uint8Array) => signer.sign(digest) };
 
 const window = (fromDay: string | null) => ({
   from_day: fromDay, released_count: 1, refunded_count: 0, expired_count: 0, disputed_count: 0, predicate_evaluated_count: 1,
@@ -36,7 +35,7 @@ function reversed(value: unknown): unknown {
 
 describe('standing artifacts', () => {
   it('signs the canonical bytes: compact JSON in the table order, without material; Ed25519 over the SHA-256 digest', async () => {
-    const signed = signStandingArtifact(reversed(receiptBody) as Record<string, unknown>, standingSigner);
+    const signed = signStandingArtifact(reversed(receiptBody) as Record<string, unknown>, signer);
     const bytes = Buffer.from(standingArtifactBytes(signed));
     expect(bytes.toString('utf8')).toBe(JSON.stringify(receiptBody));
     expect(Object.keys(signed)).toEqual([...Object.keys(receiptBody), 'signing_algorithm', 'message_digest_hex', 'signing_public_key_hex', 'signature_hex']);
@@ -49,7 +48,7 @@ describe('standing artifacts', () => {
   });
 
   it('refuses with the artifact.* code of the first fault', () => {
-    const signed = signStandingArtifact(receiptBody, standingSigner);
+    const signed = signStandingArtifact(receiptBody, signer);
     const refusal = (value: unknown, keys: string[] = []) => {
       try {
         verifyStandingArtifact(value, keys);

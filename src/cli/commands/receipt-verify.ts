@@ -11,7 +11,7 @@ import {
   checkTreeHead,
   trustedKeysFromJwks,
   type SignedTreeHead,
-} from '../../services/transparency-log.ts';
+} from '../../receipts/transparency-log.ts';
 import { logLeafData } from '../../signing/merkle.ts';
 import { isStandingArtifact, verifyStandingArtifact } from '../../signing/standing-artifacts.ts';
 import { print, readInputFile, requiredOption, UsageError, usageOf, type CliCommand, type Options } from '../command.ts';

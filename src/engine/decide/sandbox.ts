@@ -74,7 +74,7 @@ function presetCompletion(body: SandboxBootstrapBody & { completion_preset: stri
     presetId: preset.presetId,
     templateId: materialized.templateId,
     parameters: materialized.parameters,
-    predicate: materialized.predicate as unknown as Record<string, unknown>,
+    predicate: materialized.predicate,
     evidenceSchema: preset.evidenceSchema as Record<string, unknown>,
   };
 }
@@ -96,7 +96,7 @@ function resolveCompletion(body: SandboxBootstrapBody): Completion {
     presetId: null,
     templateId: materialized.templateId,
     parameters: materialized.parameters,
-    predicate: materialized.predicate as unknown as Record<string, unknown>,
+    predicate: materialized.predicate,
     evidenceSchema,
   };
 }

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors/service-error.ts';
 import { fastifyRefusalOf } from '../../plugins/http-errors.ts';
 import { consoleFormBytesMax } from '../../limits.ts';
-import { asServiceError } from '../../services/pure-error-mapping.ts';
+import { asServiceError } from '../../errors/pure-error-mapping.ts';
 import { html } from './html.ts';
 import { barePage, errorBox } from './layout.ts';
 import { assertConsoleInput, parseForm } from './input.ts';

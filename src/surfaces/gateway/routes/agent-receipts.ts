@@ -15,8 +15,8 @@ import {
   SignedArtifact,
 } from '../../../contracts/protocol.ts';
 import { principalOf } from '../../../plugins/access.ts';
-import { listAgentReceiptPage, readAgentReceipt, readAgentReceiptInclusionProof } from '../../../services/agent-receipt-service.ts';
-import { deploymentKeyTrust, verdictAnswer, verifyForRoute } from '../../../services/receipt-signing.ts';
+import { listAgentReceiptPage, readAgentReceipt, readAgentReceiptInclusionProof } from '../../../receipts/agent-receipt-service.ts';
+import { deploymentKeyTrust, verdictAnswer, verifyForRoute } from '../../../receipts/receipt-signing.ts';
 import { receiptReaders, receivedReceipt, withRetryWhilePending } from './receipts.ts';
 
 export async function agentReceiptRoutes(app: FastifyInstance): Promise<void> {

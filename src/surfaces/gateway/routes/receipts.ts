@@ -6,13 +6,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
 import { ProtocolReceiptParams, ReceiptInclusionProof, ReceiptVerdict, ReceiptVerifyBody, SignedArtifact } from '../../../contracts/protocol.ts';
-import type { ReceiptFamily } from '../../../db/protocol-receipt-repository.ts';
+import type { ReceiptFamily } from '../../../receipts/protocol-receipt-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { Database } from '../../../infra/database.ts';
 import { treeHeadIntervalMs } from '../../../limits.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
-import { readProtocolReceipt, readProtocolReceiptInclusionProof } from '../../../services/receipt-service.ts';
-import { deploymentKeyTrust, storedReceiptWire, verdictAnswer, verifyForRoute } from '../../../services/receipt-signing.ts';
+import { readProtocolReceipt, readProtocolReceiptInclusionProof } from '../../../receipts/receipt-service.ts';
+import { deploymentKeyTrust, storedReceiptWire, verdictAnswer, verifyForRoute } from '../../../receipts/receipt-signing.ts';
 import type { ArtifactKindName } from '../../../signing/artifact-kinds.ts';
 
 export const receiptReaders = { roles: anyRole, scope: 'mcp.receipts:read' } as const;

@@ -8,7 +8,7 @@ import { authenticatedBodyErrors } from '../../../contracts/common.ts';
 import { RecognitionVerdict, RecognitionVerifyBody } from '../../../contracts/recognition.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { anyRole, principalOf } from '../../../plugins/access.ts';
-import { asServiceError } from '../../../services/pure-error-mapping.ts';
+import { asServiceError } from '../../../errors/pure-error-mapping.ts';
 import { verifyRecognition } from '../../../services/recognition-service.ts';
 import {
   decodeRecognitionProofHeader,

@@ -10,7 +10,7 @@ import { AgentCard as AgentCardDocument, AgentReceiptJsonSchema, ReceiptSigningK
 import type { GatewayKeyring } from '../../../infra/gateway-keys.ts';
 import { artifactSignatureAlgorithm } from '../../../signing/artifact-kinds.ts';
 import { publicBaseUrlOf } from '../../../config.ts';
-import { agentReceiptJsonSchema } from '../../../services/agent-receipt-schema.ts';
+import { agentReceiptJsonSchema } from '../../../receipts/agent-receipt-schema.ts';
 
 /** The service's version as the card states it. */
 export const agentCardVersion = '1.0.0';

@@ -14,7 +14,7 @@ import {
   readInclusionProof,
   treeHeadOfSize,
   type SignedTreeHead,
-} from '../../../services/transparency-log.ts';
+} from '../../../receipts/transparency-log.ts';
 import type { Queryable } from '../../../infra/database.ts';
 
 /** Who reads the ledger reads its log: operators and auditors. */

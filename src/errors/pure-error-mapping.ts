@@ -2,8 +2,8 @@
 // without HTTP statuses or the catalogue; here they become the catalogue's ServiceErrors, for every surface that
 // answers a caller (the HTTP error handler, the console, the CLI) and for the services that report an error's code
 // in words. Codes and messages are those the API has always answered.
-import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
-import { ServiceError } from '../errors/service-error.ts';
+import { errorCatalogue, type ErrorCode } from './catalogue.ts';
+import { ServiceError } from './service-error.ts';
 import { PredicateError, type PredicateErrorCode } from '../predicate/errors.ts';
 import { SigningError, type SigningErrorCode } from '../signing/errors.ts';
 

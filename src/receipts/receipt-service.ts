@@ -6,7 +6,7 @@ import type { ExternalAttestation, ReceiptInclusionProof, SignedArtifact } from 
 import { evidenceAttestationsStatement } from '../db/evidence-repository.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import { latestMandateImportStatement, type MandateImport } from '../db/mandate-import-repository.ts';
-import { findReceipt, findReceiptStatement, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import { findReceipt, findReceiptStatement, type StoredReceipt } from './protocol-receipt-repository.ts';
 import { mandateAttestationKind } from '../engine/decide/attestations.ts';
 import type { AnswerFields, TerminalEffect, TerminalTransition } from '../engine/effects.ts';
 import { ServiceError } from '../errors/service-error.ts';

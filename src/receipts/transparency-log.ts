@@ -4,13 +4,11 @@
 import type { SignedTreeHead as SignedTreeHeadContract } from '../contracts/ledger.ts';
 import type { ReceiptInclusionProof } from '../contracts/protocol.ts';
 import type { Database, Queryable, Statement } from '../infra/database.ts';
-import { sign } from 'node:crypto';
-import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { logArtifactIdLengthMax, treeHeadLeavesPerPassMax, treeHeadTenantsPerPassMax } from '../limits.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { canonicalArtifactBytes, signArtifact, verifyArtifact } from '../signing/artifacts.ts';
 import { sha256 } from '../signing/digests.ts';
-import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
 import { bytesToHex } from '../signing/encoding.ts';
 import {
   consistencyProof,
@@ -30,7 +28,7 @@ import {
 } from '../signing/merkle.ts';
 import { formatRfc3339SecondsUtc } from '../signing/rfc3339.ts';
 import { safeIntegerOf } from '../db/safe-integer.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 
 /** The kind of the signed tree heads the pass signs: the public client's format. */
 export const treeHeadKind = 'svc.agent_receipt_transparency_sth_v1';
@@ -346,15 +344,8 @@ export function signTreeHead(
       root_hash_sha256_hex: bytesToHex(head.rootHash),
       issued_at: formatRfc3339SecondsUtc(head.issuedAt.getTime()),
     },
-    gatewayKeySigner(keyring.active),
+    keyring.active.signer,
   ) as unknown as SignedTreeHead;
-}
-
-function gatewayKeySigner(key: GatewayKey): Ed25519Signer {
-  return {
-    publicKey: ed25519PublicKey(Buffer.from(key.publicKeyHex, 'hex')),
-    sign: (message) => new Uint8Array(sign(null, message, key.privateKey)),
-  };
 }
 
 // ---- Row mapping ----

@@ -1,7 +1,6 @@
 // What every receipt this service issues goes through (docs/protocol.md#receipts): signed by the gateway's active
 // key as an `ed25519-sha256-json-v1` artifact, appended to the tenant's transparency log, stored; and what every
 // receipt verify route does with a received one.
-import { sign } from 'node:crypto';
 import type { AgentReceiptSummary, ReceiptInclusionProof, ReceiptVerdict, SignedArtifact } from '../contracts/protocol.ts';
 import {
   findReceipt,
@@ -11,16 +10,15 @@ import {
   type NewReceipt,
   type ReceiptFamily,
   type StoredReceipt,
-} from '../db/protocol-receipt-repository.ts';
+} from './protocol-receipt-repository.ts';
 import { errorCatalogue, type ErrorCode } from '../errors/catalogue.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
-import type { GatewayKey, GatewayKeyring } from '../infra/gateway-keys.ts';
+import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 import { artifactKinds, type ArtifactKindName } from '../signing/artifact-kinds.ts';
 import { signArtifactWithBytes, verifyArtifact } from '../signing/artifacts.ts';
-import { ed25519PublicKey, type Ed25519Signer } from '../signing/ed25519.ts';
 import { logLeafFormatCurrent } from '../signing/merkle.ts';
-import { asServiceError } from './pure-error-mapping.ts';
+import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { appendLeafStatement, assertLeaf, inclusionProofOf, latestTreeHead } from './transparency-log.ts';
 
 /** The fields of a signed wire that are not hashed: left out to get back the canonical body. */
@@ -36,26 +34,13 @@ export interface SignedReceipt {
   readonly canonicalBytes: Uint8Array;
 }
 
-// A signer per key object, built once: the key's public half is parsed once, not per receipt.
-const signers = new WeakMap<GatewayKey, Ed25519Signer>();
-
-function signerOf(key: GatewayKey): Ed25519Signer {
-  let signer = signers.get(key);
-  if (!signer) {
-    const privateKey = key.privateKey;
-    signer = { publicKey: ed25519PublicKey(Buffer.from(key.publicKeyHex, 'hex')), sign: (message) => new Uint8Array(sign(null, message, privateKey)) };
-    signers.set(key, signer);
-  }
-  return signer;
-}
-
 /** The canonical body of a wire: everything but the material fields. */
 export function canonicalBodyOf(wire: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(wire).filter(([name]) => !materialFields.has(name)));
 }
 
 export function signReceipt(kind: ArtifactKindName, body: Record<string, unknown>, keyring: GatewayKeyring): SignedReceipt {
-  const { wire, canonicalBytes } = signArtifactWithBytes(kind, body, signerOf(keyring.active));
+  const { wire, canonicalBytes } = signArtifactWithBytes(kind, body, keyring.active.signer);
   return { kind, receiptId: wire.receipt_id as string, wire, canonicalBytes };
 }
 

@@ -3,7 +3,7 @@
 // released or refunded. Built only from what the service itself knows and a few checked metadata fields: nothing
 // the caller sends is copied wholesale, so prompts, arguments, results and payloads never reach a receipt.
 import type { AgentReceiptListAnswer, ExternalAttestation, ReceiptInclusionProof, SignedArtifact } from '../contracts/protocol.ts';
-import { findReceipt, listAgentReceipts, type StoredReceipt } from '../db/protocol-receipt-repository.ts';
+import { findReceipt, listAgentReceipts, type StoredReceipt } from './protocol-receipt-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import type { SpendDecision } from '../db/spend-decision-repository.ts';

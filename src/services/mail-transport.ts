@@ -1,14 +1,12 @@
 // How sign-in codes reach people (docs/sign-in.md#mail-transport): by SMTP through nodemailer when SMTP_URL is set;
 // otherwise, for local use, into the server log and the local outbox table that `svc auth outbox` reads. A code is a
 // credential: with SMTP it is never written to the log.
-import type { FastifyInstance } from 'fastify';
-import fastifyPlugin from 'fastify-plugin';
 import nodemailer from 'nodemailer';
 import { smtpFromDefault } from '../config.ts';
 import { insertOutboxCode } from '../db/mail-outbox-repository.ts';
 import { mailSendTimeoutMs, signInChallengeLifetimeMs } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
-import type { MailTransport, SignInCodeMessage } from '../services/sign-in-service.ts';
+import type { MailTransport, SignInCodeMessage } from './sign-in-service.ts';
 
 export type { MailTransport, SignInCodeMessage };
 
@@ -108,25 +106,13 @@ export class SmtpMailTransport implements MailTransport {
   }
 }
 
+/** The transport `options` ask for, announced in the log (the relay's host, never its URL, which may hold a
+ * password). The app closes it last, so that deliveries in flight finish. */
 export function createMailTransport(options: MailOptions, logger: MailLogger): MailTransport {
-  if (options.smtpUrl) return new SmtpMailTransport(options.smtpUrl, options.smtpFrom ?? smtpFromDefault, logger);
+  if (options.smtpUrl) {
+    logger.info({ mail_transport: 'smtp', smtp_host: new URL(options.smtpUrl).host }, 'sign-in codes are mailed by SMTP');
+    return new SmtpMailTransport(options.smtpUrl, options.smtpFrom ?? smtpFromDefault, logger);
+  }
+  logger.info({ mail_transport: 'outbox' }, 'SMTP_URL is not set: sign-in codes go to the log and the local outbox');
   return new OutboxMailTransport(logger);
 }
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    mail: MailTransport;
-  }
-}
-
-/** Decorates `app.mail` and lets deliveries in flight finish when the app closes. */
-export const mailPlugin = fastifyPlugin(
-  async (app: FastifyInstance, options: MailOptions) => {
-    const transport = createMailTransport(options, app.log);
-    app.decorate('mail', transport);
-    app.addHook('onClose', async () => transport.close());
-    const where = transport.kind === 'smtp' ? { mail_transport: 'smtp', smtp_host: new URL(options.smtpUrl!).host } : { mail_transport: 'outbox' };
-    app.log.info(where, transport.kind === 'smtp' ? 'sign-in codes are mailed by SMTP' : 'SMTP_URL is not set: sign-in codes go to the log and the local outbox');
-  },
-  { name: 'mail' },
-);
