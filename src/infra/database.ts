@@ -63,6 +63,9 @@ export const poolApplicationName = 'svc';
 
 export class Database {
   readonly pool: pg.Pool;
+  /** Every connection is the one session of the embedded database (DatabaseConfig.sharedSession): one process holds
+   * it, and a transaction left open on one connection holds up every other until it ends. */
+  readonly sharedSession: boolean;
   readonly #prepareStatements: boolean;
   /** Pooled clients whose connection failed, with the error: never handed back to the pool. */
   readonly #lostConnections = new WeakMap<pg.PoolClient, Error>();
@@ -76,6 +79,7 @@ export class Database {
       application_name: poolApplicationName,
       ...config,
     });
+    this.sharedSession = sharedSession;
     this.#prepareStatements = !sharedSession;
     // An idle client that loses its connection emits here, and pg-pool drops it.
     this.pool.on('error', () => {});

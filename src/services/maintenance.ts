@@ -67,6 +67,22 @@ export async function runMaintenance(
   now = new Date(),
   railRuntime: RailRuntime = { secretBox: undefined, callTimeoutMs: railCallTimeoutMsDefault },
 ): Promise<MaintenanceReport> {
+  const pass = async (): Promise<MaintenanceReport> => {
+    const refunded = await expireIntents(database, effects, now);
+    const deleted = await database.system(async (tx) => {
+      const counts = { ...nothingDeleted };
+      for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
+        counts[table] = await prune(tx, now);
+      }
+      return counts;
+    });
+    const rails = await runRailSweep(database, railRuntime, effects.keyring, now);
+    return { ran: true, refunded, deleted, rails };
+  };
+  // The embedded database is held by one process, so no other pass can run beside this one; and there, a transaction
+  // kept open on one connection would hold up the pass's own work on the others (one session behind the socket
+  // multiplexer) for ever, and every request with it.
+  if (database.sharedSession) return pass();
   // The lock belongs to a transaction kept open for the whole pass, on a connection of its own, not to the session:
   // behind a pooler in transaction mode (docs/deploy.md) a session lock would stay on whichever server session took
   // it, where the next client of that session, another replica's pass included, would find it already its own. The
@@ -78,16 +94,7 @@ export async function runMaintenance(
     try {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [maintenanceLockKey]);
       if (!rows[0]!.locked) return { ran: false, refunded: 0, deleted: nothingDeleted };
-      const refunded = await expireIntents(database, effects, now);
-      const deleted = await database.system(async (tx) => {
-        const counts = { ...nothingDeleted };
-        for (const [table, prune] of Object.entries(pruneTasks) as Array<[PrunedTable, (tx: Queryable, now: Date) => Promise<number>]>) {
-          counts[table] = await prune(tx, now);
-        }
-        return counts;
-      });
-      const rails = await runRailSweep(database, railRuntime, effects.keyring, now);
-      return { ran: true, refunded, deleted, rails };
+      return await pass();
     } finally {
       // The transaction wrote nothing: a rollback ends it.
       await client.query('ROLLBACK');
