@@ -144,8 +144,12 @@ export async function waitExpiredRefunded(
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const states = await Promise.all(intents.map(async (intent) =>
-        (await client.query<{ state: string }>('SELECT state FROM intents WHERE tenant_id = $1 AND intent_id = $2', [intent.tenantId, intent.intentId])).rows[0]?.state ?? 'missing'));
+      // One query at a time: a pg client runs one, and queues the others only under a deprecation warning.
+      const states: string[] = [];
+      for (const intent of intents) {
+        const { rows } = await client.query<{ state: string }>('SELECT state FROM intents WHERE tenant_id = $1 AND intent_id = $2', [intent.tenantId, intent.intentId]);
+        states.push(rows[0]?.state ?? 'missing');
+      }
       const unrefunded = intents.flatMap((intent, index) => (states[index] === 'refunded' ? [] : [`${intent.tenantId}/${intent.intentId} is ${states[index]}`]));
       if (unrefunded.length === 0 || Date.now() > deadline) return { refunded: intents.length - unrefunded.length, unrefunded };
       await new Promise((resolve) => setTimeout(resolve, 1_000));
