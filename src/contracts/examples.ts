@@ -1,6 +1,6 @@
 // Examples of the main flows' requests and answers for the OpenAPI document (docs/api.md "Examples"), referenced by
-// the route contracts beside them. Captured from one real sandbox run (test/api/main-flow-capture.ts) and written by
-// test/api/write-openapi-examples.ts: static values, not to be edited by hand. test/api/openapi-examples.test.ts
+// the route contracts beside them. Captured from one real sandbox run (test/contracts/main-flow-capture.ts) and written by
+// test/contracts/write-openapi-examples.ts: static values, not to be edited by hand. test/contracts/openapi-examples.test.ts
 // validates each against its schema in the served document and checks it still has the shape of a live answer.
 // Generated; keys, tokens and signatures are those of a throwaway test database.
 

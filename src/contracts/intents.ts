@@ -251,7 +251,7 @@ export const EvidenceBody = Type.Object(
 export type EvidenceBody = Static<typeof EvidenceBody>;
 
 /** The ops of the predicate language (docs/predicates.md), as a trace step names them. The evaluator's own list is
- * `clauseOps` (src/predicate/ast.ts), which this layer cannot import; test/api/contract-types.test.ts holds the two
+ * `clauseOps` (src/predicate/ast.ts), which this layer cannot import; test/contracts/contract-types.test.ts holds the two
  * equal. */
 export const clauseOpNames = ['true', 'and', 'or', 'not', 'eq', 'completion', 'lte', 'budget_cap', 'schema_field', 'array_nonempty'] as const;
 

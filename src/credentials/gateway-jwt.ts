@@ -32,7 +32,7 @@ const base64UrlJson = (value: object): string => Buffer.from(JSON.stringify(valu
  * jose's SignJWT, which signs through WebCrypto: a deep copy of the claims, algorithm normalization and a thread-pool
  * hop per token, paid by every funded intent for its capability token. The bytes are the ones SignJWT produces for
  * the same claims (the same JSON member order, base64url without padding, and Ed25519 signatures are deterministic):
- * test/gateway/gateway-keys.test.ts compares the two.
+ * test/surfaces/gateway/gateway-keys.test.ts compares the two.
  */
 export async function signGatewayJwt(keyring: GatewayKeyring, claims: Record<string, unknown>, options: SignJwtOptions): Promise<string> {
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);

@@ -1,5 +1,5 @@
 // The one catalogue of error codes: each stable dotted code with its HTTP status and a safe default message.
-// docs/errors.md documents every code; test/errors-catalogue.test.ts keeps the two in sync. Never reuse a code.
+// docs/errors.md documents every code; test/errors/catalogue.test.ts keeps the two in sync. Never reuse a code.
 import { dependencyUnavailableRetryAfterSeconds, operatorActionRetryAfterSeconds, railRetryAfterSecondsDefault } from '../limits.ts';
 
 export interface CatalogueEntry {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   db = new Database({ ...database.connection, max: 2 });
   keyring = ephemeralKeyring();
-  app = await buildTestApp(database.connection, undefined, keyring);
+  app = await buildTestApp(database.connection, { gatewayKeys: keyring });
   acme = await createTestTenant(database.connection, 'sandbox');
   globex = await createTestTenant(database.connection, 'sandbox');
 });

@@ -12,7 +12,7 @@ import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../src/rails/
 it('concurrent unkeyed fund requests fund once, never deadlock, never 500', async () => {
   const database = await createTestDatabase();
   const logs = new LogCapture();
-  const app = await buildTestApp(database.connection, logs);
+  const app = await buildTestApp(database.connection, { logs });
   const acme = await createTestTenant(database.connection);
   const principal = party('did:p:a'), payee = party('did:p:b');
   const seen: string[] = [];

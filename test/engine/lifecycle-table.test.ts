@@ -34,11 +34,11 @@ const routes = new Map<string, FastifyContextConfig>();
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.connection, undefined, undefined, (instance) => {
+  app = await buildTestApp(database.connection, { beforeApp: (instance) => {
     instance.addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) routes.set(`${method} ${route.url}`, route.config!);
     });
-  });
+  } });
 });
 
 afterAll(async () => {

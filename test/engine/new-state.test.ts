@@ -77,14 +77,14 @@ describe('a state added to the lifecycle', { timeout: compileTimeoutMs }, () => 
       // Confirm's decision has a case for every state: whether an intent in it settles, and how.
       'src/engine/decide/settlement.ts',
       // The agent receipt's settlement_outcome of each terminal state.
-      'src/services/agent-receipt-service.ts',
+      'src/receipts/agent-receipt-service.ts',
       // How the standing rebuild counts an intent in each terminal state.
       'src/services/standing-service.ts',
     ]);
     // Each place names what it lacks: every new state for the decision, the terminal one alone for the others.
     const mentions = (file: string, state: string) => errors.get(file)!.some((message) => new RegExp(`['"]${state}['"]`).test(message));
     expect(mentions('src/engine/decide/settlement.ts', 'held') && mentions('src/engine/decide/settlement.ts', 'resolved_split'), all).toBe(true);
-    for (const file of ['src/services/agent-receipt-service.ts', 'src/services/standing-service.ts']) {
+    for (const file of ['src/receipts/agent-receipt-service.ts', 'src/services/standing-service.ts']) {
       expect(mentions(file, 'resolved_split') && !mentions(file, 'held'), all).toBe(true);
     }
   });

@@ -23,8 +23,8 @@ const payer = '0x857b06519E91e3A54538791bDbb0E22373e36b66';
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  first = await buildTestApp(database.connection, logs);
-  second = await buildTestApp(database.connection, logs);
+  first = await buildTestApp(database.connection, { logs });
+  second = await buildTestApp(database.connection, { logs });
   acme = await createTestTenant(database.connection);
   globex = await createTestTenant(database.connection);
 });

@@ -11,7 +11,7 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.connection, logs);
+  app = await buildTestApp(database.connection, { logs });
   tenant = await createTestTenant(database.connection);
 });
 

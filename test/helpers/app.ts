@@ -27,22 +27,27 @@ export class LogCapture extends Writable {
   }
 }
 
-export async function buildTestApp(
-  connection: pg.PoolConfig,
-  logs?: LogCapture,
-  gatewayKeys: GatewayKeyring = ephemeralKeyring(),
+/** What a test may change about the app it builds; everything left out is as server.ts builds it. */
+export interface TestAppOptions {
+  /** Collects the app's log lines (at trace level); without it the app logs nothing. */
+  readonly logs?: LogCapture;
+  /** The gateway's signing keys; an ephemeral keyring by default. */
+  readonly gatewayKeys?: GatewayKeyring;
   /** Runs on the bare instance before the app is registered (e.g. an onRoute hook that lists routes). */
-  beforeApp?: (instance: FastifyInstance) => void,
+  readonly beforeApp?: (instance: FastifyInstance) => void;
   /** Other app options (rate limits, say). */
-  options: Partial<AppOptions> = {},
-): Promise<FastifyInstance> {
+  readonly appOptions?: Partial<AppOptions>;
+}
+
+export async function buildTestApp(connection: pg.PoolConfig, options: TestAppOptions = {}): Promise<FastifyInstance> {
+  const { logs, gatewayKeys = ephemeralKeyring(), beforeApp, appOptions = {} } = options;
   const logger = createLogger(logs ? 'trace' : 'silent', logs, railRedactedPaths());
   const instance = createFastify(logger);
   beforeApp?.(instance);
   // Behind the tests' pooler the revocation listener needs the server directly, as DATABASE_SESSION_URL gives it.
   const sessionConnection = isThroughPooler(connection.connectionString) ? { connectionString: sessionUrlOf(connection.connectionString!) } : undefined;
   // Every answer is checked against its route contract unless a test says otherwise (docs/api.md).
-  await instance.register(app, { maintenance: false, validateResponses: true, ...(sessionConnection ? { sessionConnection } : {}), ...options, connection, gatewayKeys });
+  await instance.register(app, { maintenance: false, validateResponses: true, ...(sessionConnection ? { sessionConnection } : {}), ...appOptions, connection, gatewayKeys });
   await instance.ready();
   return instance;
 }

@@ -44,7 +44,7 @@ beforeAll(async () => {
   // A retired key beside the active one: still published, no longer trusted by the verify routes.
   keyring = new GatewayKeyring({ keys: [{ kid: 'gk_retired', seed_hex: retiredSeedHex, status: 'retired', created_at: '2026-01-01T00:00:00Z' }, newKeyFileEntry()] });
   trusted = [keyring.active.publicKeyHex];
-  app = await buildTestApp(database.connection, undefined, keyring);
+  app = await buildTestApp(database.connection, { gatewayKeys: keyring });
   acme = await createTestTenant(database.connection, 'sandbox');
   globex = await createTestTenant(database.connection, 'sandbox');
   const document = (await app.inject({ url: '/.well-known/agent-receipt-signing-keys.json' })).json();

@@ -11,7 +11,7 @@ export function fundingContext(overrides: Partial<FundingContext> = {}): Funding
     intentId,
     amountCents: 1250,
     currency: 'usd',
-    resourceUrl: `https://svc.example.test/harbor/intents/${intentId}/fund`,
+    resourceUrl: `https://svc.example.test/surfaces/harbor/intents/${intentId}/fund`,
     config: undefined,
     nowMs,
     ...overrides,

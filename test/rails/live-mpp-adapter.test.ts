@@ -50,7 +50,7 @@ function contextFor(adapter: MppLiveAdapter, intentId = `int_${Math.random().toS
     intentId,
     amountCents: 1250,
     currency: 'usd',
-    resourceUrl: `http://svc.test/harbor/intents/${intentId}/fund`,
+    resourceUrl: `http://svc.test/surfaces/harbor/intents/${intentId}/fund`,
     config: liveConfig(),
     nowMs: Date.now(),
   };

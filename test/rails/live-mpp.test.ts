@@ -28,7 +28,7 @@ const answers: string[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   processor = await startMppProcessor({ accounts: [destination], hangMs: 1_500 });
-  app = await buildTestApp(database.connection, logs, undefined, undefined, { secretsKey: liveSecretsKey, railCallTimeoutMs });
+  app = await buildTestApp(database.connection, { logs, appOptions: { secretsKey: liveSecretsKey, railCallTimeoutMs } });
   live = await setUpLive(app, database.connection);
   const configured = await live.configure(mppConfig());
   answers.push(configured.body);

@@ -39,7 +39,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   db = new Database({ ...database.connection, max: 2 });
   facilitator = await startX402Facilitator({ apiKey, hangMs: 1_500 });
-  app = await buildTestApp(database.connection, logs, undefined, undefined, { secretsKey: liveSecretsKey, railCallTimeoutMs: 500 });
+  app = await buildTestApp(database.connection, { logs, appOptions: { secretsKey: liveSecretsKey, railCallTimeoutMs: 500 } });
   live = await setUpLive(app, database.connection);
   const configured = seen(await live.configure(x402Config()));
   expect(configured.statusCode, configured.body).toBe(200);
