@@ -476,3 +476,41 @@ export const verifyIntentIdLengthMax = 64;
 /** The reference an operator records for a rail instruction it carried out itself (an x402 transfer's transaction
  * hash is 66 characters; other rails' ids are shorter): room to spare, bounded. */
 export const railInstructionReferenceLengthMax = 200;
+
+// ---- Events and webhooks (docs/events.md) ----
+/** How long an event is kept (and readable by GET /v1/events); the maintenance pass deletes older ones, with their
+ * deliveries. Longer than the delivery window, so no event is deleted while it is still being delivered. */
+export const eventRetentionMs = 30 * 24 * 60 * 60_000;
+/** Events (and their deliveries) one maintenance pass deletes; the rest wait for the next pass. */
+export const eventPrunePerPassMax = 10_000;
+/** Characters of a webhook endpoint's URL and description; enabled event types per endpoint; endpoints per tenant. */
+export const webhookUrlLengthMax = 2048;
+export const webhookDescriptionLengthMax = 512;
+export const webhookEnabledEventsMax = 64;
+export const webhookEndpointsPerTenantMax = 16;
+/** How long the replaced signing secret still signs deliveries after a rotation when the request names none. */
+export const webhookSecretOverlapSecondsDefault = 24 * 60 * 60;
+/**
+ * When each retry of a delivery is due, after the attempt before it failed (Standard Webhooks' suggested schedule):
+ * the first attempt at once, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — about 28 h in all. Each wait is
+ * jittered by ±webhookRetryJitter so that a receiver coming back is not hit by every retry at once. After the last,
+ * the delivery is `failed` (redeliver it by hand).
+ */
+export const webhookRetryDelaysMs: readonly number[] = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000];
+export const webhookRetryJitter = 0.2;
+/** Deadline of one delivery attempt: connect, send and the receiver's answer. */
+export const webhookAttemptTimeoutMsDefault = 10_000;
+/** How long a claimed attempt is the claiming replica's: longer than an attempt may take, so that only a dead
+ * replica's attempt is claimed again. */
+export const webhookLeaseMs = webhookAttemptTimeoutMsDefault * 3;
+/** Deliveries one deliverer claims at once, and how often it looks when it found none due. */
+export const webhookClaimBatchMax = 32;
+export const webhookPollIntervalMs = 1_000;
+/** An endpoint is disabled (`webhook_endpoint.disabled`) once its attempts have failed this many times in a row and
+ * for at least webhookDisableAfterFailingMs with no success between. */
+export const webhookDisableAfterFailures = 20;
+export const webhookDisableAfterFailingMs = 3 * 24 * 60 * 60_000;
+/** Bytes of a receiver's answer read (and kept, in part, in the attempt log); the rest is discarded. */
+export const webhookResponseBytesMax = 4096;
+assertLimit(webhookLeaseMs > webhookAttemptTimeoutMsDefault, 'a lease must outlast the attempt it covers');
+assertLimit(webhookRetryDelaysMs.reduce((sum, delay) => sum + delay, 0) * (1 + webhookRetryJitter) < eventRetentionMs, 'an event must outlive its delivery window');

@@ -97,19 +97,22 @@ export async function findDueInstructions(tx: Queryable, now: Date, limit: numbe
   return rows.map(toInstruction);
 }
 
-/** Records a try's outcome; only a pending instruction moves (a second sweeper's late write changes nothing). */
+/** Records a try's outcome; only a pending instruction moves (a second sweeper's late write changes nothing, and
+ * answers undefined). Answers the instruction as it now stands. */
 export async function recordInstructionOutcome(
   tx: Queryable,
   tenantId: string,
   instructionId: string,
   outcome: { status: RailInstructionStatus; reference: string | null; detail: string | null; lastError: string | null; nextAttemptAt: Date },
-): Promise<void> {
-  await tx.query(
+): Promise<RailInstruction | undefined> {
+  const { rows } = await tx.query<InstructionRow>(
     `UPDATE rail_instructions SET status = $3, reference = COALESCE($4, reference), detail = COALESCE($5, detail), last_error = $6,
        attempts = attempts + 1, next_attempt_at = $7, updated_at = now()
-     WHERE tenant_id = $1 AND instruction_id = $2 AND status = 'pending'`,
+     WHERE tenant_id = $1 AND instruction_id = $2 AND status = 'pending'
+     RETURNING ${columns}`,
     [tenantId, instructionId, outcome.status, outcome.reference, outcome.detail, outcome.lastError, outcome.nextAttemptAt],
   );
+  return rows[0] && toInstruction(rows[0]);
 }
 
 /** An instruction the operator carried out itself (x402: the transfer from the tenant's own wallet, which the service

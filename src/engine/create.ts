@@ -11,6 +11,7 @@ import { isUniqueViolation, type Queryable } from '../infra/database.ts';
 import { compileBodyValidator } from '../infra/validation.ts';
 import { assertFundableSigningVersion } from '../signing/signed-structs.ts';
 import { assertPrincipalKeyAccepted, decideCreate, ruleLookupOf, type RuleFacts, type RuleLookup } from './decide.ts';
+import { recordIntentTransition } from './intent-events.ts';
 
 const assertCreateBody: (value: unknown) => asserts value is CreateIntentBody = compileBodyValidator<CreateIntentBody>(CreateIntentBody);
 
@@ -46,5 +47,6 @@ export async function createIntent(tx: Queryable, principal: Principal, rawBody:
   }
   // The insert looked the key up in the registry; thrown here, the error rolls the insert back.
   assertPrincipalKeyAccepted(principal.environment, intent);
+  recordIntentTransition(tx, intent);
   return intent;
 }

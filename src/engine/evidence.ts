@@ -2,6 +2,7 @@
 // against the lifecycle table, the payee-signed evidence decided (src/engine/decide.ts: signature, schema, rule),
 // then the evidence row and the transition to evidence_recorded written, whether the rule passed or not; confirm
 // acts on it.
+import { recordIntentTransition } from './intent-events.ts';
 import type { ExternalAttestation } from '../contracts/protocol.ts';
 import { queueEvidenceInsert } from '../db/evidence-repository.ts';
 import { queueEvidenceRecordedTransition, type Intent } from '../db/intent-repository.ts';
@@ -38,5 +39,6 @@ export async function recordEvidence(
   const decision = decideEvidence(intent, tenantId, body, nowMs);
   queueEvidenceInsert(tx, tenantId, { ...decision.record, externalAttestations: provenance.externalAttestations, agentRunId: provenance.agentRunId });
   const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed);
+  recordIntentTransition(tx, recorded);
   return { intent: recorded, evaluation: decision.evaluation, payloadDigestHex: decision.payloadDigestHex, artifactsDigestHex: decision.artifactsDigestHex };
 }

@@ -8,6 +8,7 @@
 // allows one successful attempt per intent. Pending answers 202; the same request re-sent is a poll. A decline or a
 // refused credential answers 402 with a fresh challenge and moves nothing. Each phase's choice is made by a pure
 // decision (src/engine/decide/fund.ts); this file loads, calls the rail, issues challenges and writes.
+import { recordIntentEvent, recordIntentTransition } from './intent-events.ts';
 import { randomUUID } from 'node:crypto';
 import {
   findAttemptByChallengeStatement,
@@ -189,7 +190,7 @@ async function callRail(
     // credential's) and travels with COMMIT; a guard that misses fails the message, and the command starts
     // over from phase 1 (runCommand).
     queueStateGuard(tx2, intent, 'open');
-    return recordOutcome(tx2, request.keyring, adapter, context, intent, decideFundOutcome(intent, call, outcome));
+    return recordOutcome(tx2, request.keyring, adapter, context, intent, decideFundOutcome(intent, call, outcome), call.poll);
   };
 }
 
@@ -213,12 +214,14 @@ async function recordOutcome(
   context: FundingContext,
   intent: LockedIntent,
   decision: FundOutcomeDecision,
+  poll: boolean,
 ): Promise<EngineAnswer> {
   if (decision.kind === 'refused') {
     if (decision.release) queueClaimRelease(tx, context.tenantId, decision.release.attemptId, decision.release.credentialDigest);
     return challenge(tx, adapter, context, intent, decision.funding, decision.problem);
   }
   queueAttemptUpdate(tx, context.tenantId, decision.update.attemptId, decision.update);
+  recordFundingOutcome(tx, intent, decision.kind, poll);
   switch (decision.kind) {
     case 'declined':
       return challenge(tx, adapter, context, intent, decision.funding, undefined, decision.headers);
@@ -259,8 +262,10 @@ export function recordFunding(
 ): LockedIntent {
   const funded = queueFundedTransition(tx, intent, reference);
   const posting = transition.posting!;
+  const transactionId = randomUUID();
+  recordIntentTransition(tx, funded, { ledgerTransactionId: transactionId });
   queueLedgerTransaction(tx, intent.tenantId, {
-    transactionId: randomUUID(),
+    transactionId,
     intentId: intent.intentId,
     eventKind: posting.eventKind,
     currency: intent.currency,
@@ -297,6 +302,14 @@ export async function issueCapabilityToken(keyring: GatewayKeyring, intent: Inte
       expiresInSeconds: Math.max(1, Math.min(secondsToDeadline, capabilityTokenLifetimeMaxSeconds)),
     },
   );
+}
+
+/** The event of a funding attempt's outcome that moves no state: a decline, or the rail's answer that the payment
+ * is pending (once per attempt: not again for each poll that finds it still pending). A funding records its
+ * transition's event (recordFunding). */
+function recordFundingOutcome(tx: Queryable, intent: Intent, outcome: FundOutcomeDecision['kind'], poll: boolean): void {
+  if (outcome === 'declined') recordIntentEvent(tx, intent, 'intent.funding_declined');
+  else if (outcome === 'pending' && !poll) recordIntentEvent(tx, intent, 'intent.funding_pending');
 }
 
 /** What the sweeper made of one stale claim. */
@@ -395,6 +408,7 @@ async function recordStaleClaimOutcome(
     return 'released';
   }
   queueAttemptUpdate(tx, tenantId, attemptId, decision.update);
+  recordFundingOutcome(tx, relocked, decision.kind, attempt.status === 'pending');
   if (decision.kind !== 'funded') return decision.kind;
   queueStateGuard(tx, relocked, 'open');
   const capabilityToken = await issueCapabilityToken(keyring, relocked);

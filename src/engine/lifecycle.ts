@@ -6,6 +6,7 @@
 // posting shapes and per-state facts from here. Tests hold what TypeScript cannot see to it: the migrations' state
 // CHECK, docs/engine.md's table and state diagram, docs/ledger.md, the Python SDK's types
 // (test/engine/lifecycle-table.test.ts), and compile the code with a state added (test/engine/new-state.test.ts).
+import type { EventType } from '../contracts/events.ts';
 import type { Role } from '../credentials/roles.ts';
 import { intentStates, type Intent, type IntentState } from '../db/intent-repository.ts';
 import { recognitionPurposes } from '../signing/recognition.ts';
@@ -20,7 +21,14 @@ export interface StateDeclaration {
   /** Whether a capability token issued for the intent is live (docs/capabilities.md); in any other state it is
    * revoked. */
   readonly capabilityLive: boolean;
+  /** The event a transition into this state records, in the transaction that makes it (docs/events.md): a state
+   * added to the table declares its own (`intent.held`, `intent.resolved_split`, …), so it is never entered
+   * silently. */
+  readonly event: IntentEventType;
 }
+
+/** The event types an intent's transitions record. */
+export type IntentEventType = Extract<EventType, `intent.${string}`>;
 
 /**
  * Every state an intent can be in. Keyed by the API contract's states (src/contracts/intents.ts `intentStates`, which
@@ -29,11 +37,11 @@ export interface StateDeclaration {
  * commands below say.
  */
 export const states = {
-  open: { terminal: false, capabilityLive: false },
-  funded: { terminal: false, capabilityLive: true },
-  evidence_recorded: { terminal: false, capabilityLive: true },
-  released: { terminal: true, capabilityLive: false },
-  refunded: { terminal: true, capabilityLive: false },
+  open: { terminal: false, capabilityLive: false, event: 'intent.created' },
+  funded: { terminal: false, capabilityLive: true, event: 'intent.funded' },
+  evidence_recorded: { terminal: false, capabilityLive: true, event: 'intent.evidence_recorded' },
+  released: { terminal: true, capabilityLive: false, event: 'intent.released' },
+  refunded: { terminal: true, capabilityLive: false, event: 'intent.refunded' },
 } as const satisfies { readonly [State in IntentState]: StateDeclaration };
 
 /** The states in the contract's order. */

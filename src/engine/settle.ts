@@ -12,6 +12,7 @@ import { lockForCommand } from './pipeline.ts';
 import { queueLedgerTransaction } from './ledger-posting.ts';
 import { decideSettlement, type SettlementAction, type SettlementReason, type SettlingCommand } from './decide.ts';
 import { postingEntries } from './lifecycle.ts';
+import { recordIntentTransition } from './intent-events.ts';
 
 export type { SettlementAction, SettlementReason, SettlingCommand };
 
@@ -59,6 +60,9 @@ export async function settleIntent(
   // recorded here with the posting, carried out by the sweeper (docs/rails.md#live-rails).
   queueSettlementInstruction(tx, intent.tenantId, intent.intentId, instructionKinds[action], intent.amountCents, intent.currency);
   const answerFields = await runTerminalEffects(tx, { intent: settled, action, reason, transactionId, nowMs, ...(toolCall ? { toolCall } : {}) }, effects);
+  // The receipts a terminal transition issues (the settlement receipt and the agent's terminal receipt) carry the
+  // intent's id as theirs (src/receipts/).
+  recordIntentTransition(tx, settled, { ledgerTransactionId: transactionId, receiptIds: transition.receipts.length > 0 ? [settled.intentId] : [] });
   return { intent: settled, action, reason, transactionId, answerFields };
 }
 

@@ -53,6 +53,16 @@ export const errorCatalogue = {
   'tenant.already_exists': { status: 409, message: 'A tenant with this tenant_id already exists.' },
   'tenant.id_invalid': { status: 400, message: 'A tenant_id is 1 to 64 characters of a-z, 0-9, ".", "_" and "-", starting with a letter or digit.' },
 
+  // ---- event: the event log (docs/events.md) ----
+  'event.not_found': { status: 404, message: 'No such event (or it is older than the retention).' },
+
+  // ---- webhook_endpoint: where a tenant's events are sent (docs/events.md#webhook-endpoints) ----
+  'webhook_endpoint.not_found': { status: 404, message: 'No such webhook endpoint.' },
+  'webhook_endpoint.url_invalid': { status: 400, message: 'The endpoint url must be an absolute https (or http) URL without credentials or fragment.' },
+  'webhook_endpoint.destination_refused': { status: 400, message: 'The endpoint url names an address this tenant may not send to (private, loopback or link-local for a live tenant); the operator may allow them with SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS.' },
+  'webhook_endpoint.limit_reached': { status: 409, message: 'The tenant has as many webhook endpoints as it may; delete one first.' },
+  'webhook_endpoint.secrets_key_missing': { status: 503, retryAfterSeconds: operatorActionRetryAfterSeconds, message: 'This deployment has no SVC_SECRETS_KEY, so it cannot store a webhook signing secret; the operator must configure one.' },
+
   // ---- api_key: service-account key administration ----
   'api_key.not_found': { status: 404, message: 'No such API key.' },
   'api_key.revoked': { status: 409, message: 'The API key is revoked; a revoked key cannot be rotated. Create a new one.' },

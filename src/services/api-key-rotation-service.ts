@@ -4,6 +4,8 @@ import { credentialRevocationChannel, mintApiKeySecret, type Environment } from 
 import { findApiKey, rotateApiKeySecret, type RotatedApiKey } from '../db/api-key-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
+import { recordEvent } from '../db/event-repository.ts';
+import { presentApiKey } from './api-key-service.ts';
 
 /**
  * Rotates a key (docs/architecture.md#credentials): a new secret under the same key id, kind, role and scopes; the
@@ -23,5 +25,6 @@ export async function rotateAndAnnounce(
   if (!rotated) throw new ServiceError('api_key.not_found');
   if ('revoked' in rotated) throw new ServiceError('api_key.revoked');
   await tx.query('SELECT pg_notify($1, $2)', [credentialRevocationChannel, existing.keyId]);
+  recordEvent(tx, tenant.tenantId, { type: 'api_key.rotated', object: presentApiKey(rotated.record, tenant.environment) });
   return { ...rotated, apiKey: minted.apiKey };
 }

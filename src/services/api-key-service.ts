@@ -1,11 +1,12 @@
 // Issuing and revoking service-account API keys. The full key exists only in the answer to its creation.
-import type { ApiKeyCreateBody } from '../contracts/api-keys.ts';
+import type { ApiKey, ApiKeyCreateBody } from '../contracts/api-keys.ts';
 import { mintApiKey, type ApiKeyKind, type Environment } from '../credentials/api-key.ts';
 import type { Role } from '../credentials/roles.ts';
 import { apiKeyNameLengthMax } from '../limits.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { normalizeScopes } from '../credentials/mcp-scopes.ts';
-import { insertApiKey, revokeApiKey, type ApiKeyRecord } from '../db/api-key-repository.ts';
+import { findApiKey, insertApiKey, revokeApiKey, type ApiKeyRecord } from '../db/api-key-repository.ts';
+import { recordEvent } from '../db/event-repository.ts';
 import { credentialRevocationChannel } from '../credentials/api-key.ts';
 import type { Queryable } from '../infra/database.ts';
 
@@ -78,12 +79,40 @@ export async function issueApiKey(
     scopes: normalizeScopes(request.scopes ?? []),
     secretSha256: minted.secretSha256,
   });
+  recordEvent(tx, tenant.tenantId, { type: 'api_key.created', object: presentApiKey(record, tenant.environment) });
   return { record, apiKey: minted.apiKey };
 }
 
 /** Revokes and tells every replica to drop the key from its cache when the transaction commits. */
-export async function revokeAndAnnounce(tx: Queryable, tenantId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
-  const record = await revokeApiKey(tx, tenantId, keyId);
+export async function revokeAndAnnounce(
+  tx: Queryable,
+  tenant: { tenantId: string; environment: Environment },
+  keyId: string,
+): Promise<ApiKeyRecord | undefined> {
+  const before = await findApiKey(tx, tenant.tenantId, keyId);
+  const record = await revokeApiKey(tx, tenant.tenantId, keyId);
   if (record) await tx.query('SELECT pg_notify($1, $2)', [credentialRevocationChannel, keyId]);
+  // Revoking a revoked key changes nothing, and tells nobody again.
+  if (record && before?.revokedAt === null) recordEvent(tx, tenant.tenantId, { type: 'api_key.revoked', object: presentApiKey(record, tenant.environment) });
   return record;
 }
+
+/** The key as the routes and its events show it (never its secret). */
+export function presentApiKey(record: ApiKeyRecord, environment: Environment): ApiKey {
+  return {
+    object: 'api_key',
+    key_id: record.keyId,
+    role: record.role,
+    name: record.name,
+    key_kind: record.kind,
+    scopes: [...record.scopes],
+    environment,
+    service_account_role: record.role,
+    service_account_name: record.name,
+    mcp_scopes: [...record.scopes],
+    created_at: record.createdAt.toISOString(),
+    last_used_at: record.lastUsedAt?.toISOString() ?? null,
+    revoked_at: record.revokedAt?.toISOString() ?? null,
+  };
+}
+

@@ -2,6 +2,7 @@
 // transparency log's latest tree head with the window's leaves), storing the job, and issuing the download JWT
 // bound to one job. The bundle is built synchronously in the create
 // request (status `ready` at once); a job queue with `pending` jobs is a later change.
+import { recordEvent } from '../db/event-repository.ts';
 import { randomBytes } from 'node:crypto';
 import type { AuditExport, AuditExportCreateBody } from '../contracts/audit-exports.ts';
 import { jwtAudiences, signGatewayJwt } from '../credentials/gateway-jwt.ts';
@@ -219,7 +220,7 @@ export async function createAuditExport(
         gatewayKey.signer,
       );
       if (built.zip.length > auditExportBundleBytesMax) tooLarge('bundle_bytes_max', auditExportBundleBytesMax);
-      return insertReadyAuditExport(tx, tenantId, {
+      const job = await insertReadyAuditExport(tx, tenantId, {
         jobId,
         disclosureTier: tier,
         filter: filter.exportFilter,
@@ -229,6 +230,9 @@ export async function createAuditExport(
         bundleSha256: Buffer.from(built.zipSha256),
         bundle: Buffer.from(built.zip),
       });
+      // Built at once, so ready as it is created (a queued build would record this when it finished).
+      recordEvent(tx, tenantId, { type: 'audit_export.ready', object: presentAuditExport(job) });
+      return job;
     },
     { isolation: 'repeatable read' },
   );

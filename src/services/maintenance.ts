@@ -3,12 +3,16 @@
 // counters that have outlived their use; and runs the live rails' sweep (runRailSweep): payouts and refunds
 // instructed to a rail, and funding claims whose process died between the phases.
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
+import { deleteEventsBefore } from '../db/event-repository.ts';
 import { findDueInstructions, recordInstructionOutcome, type RailInstruction } from '../db/rail-instruction-repository.ts';
 import { findStaleClaims } from '../db/funding-attempt-repository.ts';
 import { findSettlementConfig, openRailSecrets } from '../db/settlement-config-repository.ts';
 import type { EngineEffects } from '../engine/effects.ts';
 import { resolveStaleClaim, type ClaimResolution } from '../engine/fund.ts';
+import { recordInstructionOutcomeEvent } from '../engine/intent-events.ts';
 import {
+  eventPrunePerPassMax,
+  eventRetentionMs,
   fundingClaimLeaseMs,
   idempotencyRecordRetentionMs,
   railCallTimeoutMsDefault,
@@ -37,6 +41,8 @@ const pruneTasks = {
   sso_states: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'sso_states', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
   // A device login past its expiry can no longer be approved or redeemed; the same day's grace.
   device_authorizations: (tx: Queryable, now: Date) => deleteRowsBefore(tx, 'device_authorizations', 'expires_at', new Date(now.getTime() - expiredRowGraceMs)),
+  // Events past the retention (docs/events.md#retention), their deliveries and attempts with them; a bounded batch.
+  events: (tx: Queryable, now: Date) => deleteEventsBefore(tx, new Date(now.getTime() - eventRetentionMs), eventPrunePerPassMax),
 } as const;
 
 export type PrunedTable = keyof typeof pruneTasks;
@@ -148,15 +154,16 @@ async function runInstruction(database: Database, runtime: RailRuntime, instruct
   // Only failures count towards giving up: an instruction the rail holds as pending is asked about again.
   const exhausted = lastError !== null && instruction.attempts + 1 >= railInstructionAttemptsMax;
   const status = exhausted ? 'failed' : outcome.status;
-  await database.system((tx) =>
-    recordInstructionOutcome(tx, tenantId, instructionId, {
+  await database.system(async (tx) => {
+    const recorded = await recordInstructionOutcome(tx, tenantId, instructionId, {
       status,
       reference: outcome.status === 'failed' ? null : outcome.reference,
       detail: outcome.status === 'pending' ? outcome.detail ?? null : null,
       lastError: outcome.status === 'failed' ? outcome.error : lastError,
       nextAttemptAt: new Date(now.getTime() + nextTryDelayMs(instruction.attempts)),
-    }),
-  );
+    });
+    if (recorded) recordInstructionOutcomeEvent(tx, recorded);
+  });
   return status;
 }
 

@@ -33,10 +33,11 @@ function patched(file: string, anchor: RegExp, replace: (match: string) => strin
 const contractWith = (added: readonly string[]) =>
   patched(contractFile, /export const intentStates = \[[^\]]*\]/, (list) => `${list.slice(0, -1)}, ${added.map((state) => `'${state}'`).join(', ')}]`);
 
-/** The lifecycle table's `states` with these declared. */
+/** The lifecycle table's `states` with these declared, each entered with its event `intent.<state>` (the event
+ * catalogue, src/contracts/events.ts, defines `intent.held` and `intent.resolved_split` already). */
 const tableWith = (declared: Readonly<Record<string, { terminal: boolean }>>) =>
   patched(lifecycleFile, /export const states = \{\n/, (opening) =>
-    opening + Object.entries(declared).map(([state, { terminal }]) => `  ${state}: { terminal: ${terminal}, capabilityLive: false },\n`).join(''));
+    opening + Object.entries(declared).map(([state, { terminal }]) => `  ${state}: { terminal: ${terminal}, capabilityLive: false, event: 'intent.${state}' },\n`).join(''));
 
 /** The type errors of src/ (or of `onlyFile`) compiled with some files' text replaced: `file:line: message`, by file. */
 function compileErrors(replacements: ReadonlyMap<string, string>, onlyFile?: string): Map<string, string[]> {

@@ -92,6 +92,10 @@ export interface Real {
   readonly movements: Map<string, { fund: number; release: number; refund: number; escrow: bigint }>;
   /** The last state the API showed for each intent (for "terminal states are absorbing"). */
   readonly seen: Map<string, State>;
+  /** The event log read so far (its newest event's id), and the states each intent's transition events entered, in
+   * order. */
+  lastEventId: string | undefined;
+  readonly eventPaths: Map<string, State[]>;
   /** Steps run, and how many of each command, for the runners' summaries. */
   steps: number;
   readonly counts: Map<string, number>;
@@ -562,6 +566,20 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
     real.seen.set(intent.intentId, state!);
   }
 
+  // Events: every state change recorded exactly once, in the transaction that made it (docs/events.md). Each intent's
+  // transition events, in order, enter the states of a walk of the lifecycle from `open` that ends where the intent
+  // is: a missing event breaks the walk, a repeated one repeats a state (no transition does), a stray one ends
+  // elsewhere.
+  await readNewEvents(context);
+  for (const intent of model.intents) {
+    const path = real.eventPaths.get(intent.intentId) ?? [];
+    check(path[0] === 'open', () => `after ${step}: intent ${intent.intentId}'s events start ${path[0] ?? 'nowhere'}, not at intent.created`);
+    for (let i = 1; i < path.length; i += 1) {
+      check(modelTransitions[path[i - 1]!].includes(path[i]!), () => `after ${step}: intent ${intent.intentId}'s events go ${path.join(' → ')}`);
+    }
+    check(path.at(-1) === intent.state, () => `after ${step}: intent ${intent.intentId}'s events end in ${path.at(-1)}, the model says ${intent.state}`);
+  }
+
   // The ledger: new rows since the last step, each transaction balanced, each intent's money in once and out once.
   for (;;) {
     const page = await getJson(context, `/harbor/ledger/v1/events?after_seq=${real.ledgerSeq}&limit=256`);
@@ -601,6 +619,49 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
       moved.fund === expected.fund && moved.release === expected.release && moved.refund === expected.refund && moved.escrow === expected.escrow,
       () => `after ${step}: intent ${intent.intentId} (${intent.state}) has ledger ${JSON.stringify({ ...moved, escrow: String(moved.escrow) })}, the model expects ${JSON.stringify({ ...expected, escrow: String(expected.escrow) })}`,
     );
+  }
+}
+
+/** The transitions the model allows, and the event type each state is entered with (docs/events.md). */
+const modelTransitions: Record<State, readonly State[]> = {
+  open: ['funded'],
+  funded: ['evidence_recorded', 'refunded'],
+  evidence_recorded: ['released', 'refunded'],
+  released: [],
+  refunded: [],
+};
+const eventTypeStates: Record<string, State> = {
+  'intent.created': 'open',
+  'intent.funded': 'funded',
+  'intent.evidence_recorded': 'evidence_recorded',
+  'intent.released': 'released',
+  'intent.refunded': 'refunded',
+};
+
+/** Reads the events recorded since the last step (the list is newest first: pages back to the last one seen), and
+ * appends each transition event's state to its intent's path; a transition event must show the intent in the state
+ * its type names. */
+async function readNewEvents(context: Context): Promise<void> {
+  const { real } = context;
+  const fresh: Array<{ id: string; type: string; data: { object: { intent_id?: string; state?: string } } }> = [];
+  let cursor: string | undefined;
+  reading: for (;;) {
+    const page = await getJson(context, `/v1/events?limit=200${cursor ? `&cursor=${cursor}` : ''}`);
+    for (const event of page.data) {
+      if (event.id === real.lastEventId) break reading;
+      fresh.push(event);
+    }
+    if (!page.has_more) break;
+    cursor = page.next_cursor;
+  }
+  if (fresh.length > 0) real.lastEventId = fresh[0]!.id;
+  for (const event of fresh.reverse()) {
+    const state = eventTypeStates[event.type];
+    if (state === undefined || event.data.object.intent_id === undefined) continue;
+    check(event.data.object.state === state, () => `event ${event.id} (${event.type}) shows the intent ${event.data.object.state}`);
+    const path = real.eventPaths.get(event.data.object.intent_id) ?? [];
+    path.push(state);
+    real.eventPaths.set(event.data.object.intent_id, path);
   }
 }
 
@@ -651,6 +712,8 @@ export async function newRun(system: System): Promise<Context> {
       transactions: new Map(),
       movements: new Map(),
       seen: new Map(),
+      lastEventId: undefined,
+      eventPaths: new Map(),
       steps: 0,
       counts: new Map(),
     },

@@ -7,6 +7,7 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { auditExportRoutes } from './routes/audit-exports.ts';
 import { clientReportRoutes } from './routes/client-reports.ts';
 import { deviceLoginRoutes } from './routes/device-login.ts';
+import { eventRoutes } from './routes/events.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { mandateRoutes } from './routes/mandates.ts';
@@ -49,4 +50,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(spendControlRoutes);
   await app.register(agentRunRoutes);
   await app.register(auditExportRoutes);
+  await app.register(eventRoutes);
 }

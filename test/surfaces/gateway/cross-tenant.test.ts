@@ -67,6 +67,8 @@ beforeAll(async () => {
   const auditExport = await asA('POST', '/v1/compliance/audit-exports', {});
   secrets.auditExport = auditExport.job_id;
   secrets.auditExportToken = auditExport.download_token;
+  // A's newest event (the audit export's): its id named by B, and as B's cursor.
+  secrets.event = (await asA('GET', '/v1/events?limit=1')).data[0].id;
   secrets.sandboxIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
   // A's transparency log under a signed head, so the merkle routes have something of A's to withhold from B.
   await app.database.tenant(a.tenantId, (tx) => appendLeaf(tx, a.tenantId, {
@@ -147,6 +149,7 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'POST /v1/sandbox/guardrails/:intent_id/evidence': () => [`/v1/sandbox/guardrails/${secrets.sandboxIntent}/evidence`, { payload: {} }],
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
   'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
+  'GET /v1/events/:event_id': () => [`/v1/events/${secrets.event}`, undefined],
   // A's payee as an operator: B has no history of it, whatever A has (test/surfaces/standing/standing.test.ts settles both).
   'GET /reputation/:operator_did': () => [`/reputation/${encodeURIComponent(payee.did)}`, undefined],
   'GET /signal/v1/operators/:operator_did/explanation': () => [`/signal/v1/operators/${encodeURIComponent(payee.did)}/explanation`, undefined],
@@ -185,6 +188,8 @@ const views: Record<string, () => [string, object | undefined]> = {
   'GET /harbor/ledger/v1/merkle/proof': () => ['/harbor/ledger/v1/merkle/proof?leaf_index=0&tree_size=1', undefined],
   'GET /harbor/ledger/v1/merkle/consistency': () => ['/harbor/ledger/v1/merkle/consistency?first=1&second=1', undefined],
   'GET /v1/compliance/audit-exports': () => ['/v1/compliance/audit-exports', undefined],
+  // A's event id as B's cursor: B's own log (its key's creation, its audit export), never an event of A's.
+  'GET /v1/events': () => [`/v1/events?cursor=${secrets.event}`, undefined],
   'GET /protocol/v2/agent-receipts': () => ['/protocol/v2/agent-receipts', undefined],
   'GET /protocol/v2/a2a/task-contracts': () => ['/protocol/v2/a2a/task-contracts', undefined],
   'POST /protocol/v2/receipts/verify': () => ['/protocol/v2/receipts/verify', { receipt: receiptsOfA.settlement }],
@@ -284,6 +289,7 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
       if (route === 'POST /v1/policy/validate') expect(response.json().errors.map((issue: { code: string }) => issue.code)).toEqual(['policy.template_not_rolled_out']);
       if (route === 'GET /signal/v1/portfolio/summary') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, operator_count: 0, total_terminal_intents: 0 });
       if (route.startsWith('GET /v1/admin/spend-controls/') && !route.endsWith('/policy')) expect(response.json().data).toEqual([]);
+      if (route === 'GET /v1/events') expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
     } else if (downloadRoutes[route]) {

@@ -3,34 +3,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiKeyCreateBody, ApiKeyCreated, ApiKeyListQuery, ApiKeyPage, ApiKeyParams, ApiKey } from '../../../contracts/api-keys.ts';
-import type { Environment } from '../../../contracts/principal.ts';
 import { authenticatedBodyErrors, authenticatedErrors } from '../../../contracts/common.ts';
-import { findApiKey, listApiKeys, type ApiKeyRecord } from '../../../db/api-key-repository.ts';
+import { findApiKey, listApiKeys } from '../../../db/api-key-repository.ts';
 import { findTenant } from '../../../db/tenant-repository.ts';
 import { ApiKeyRotateBody, ApiKeyRotated } from '../../../contracts/api-keys.ts';
 import { apiKeyRotationOverlapSecondsDefault } from '../../../limits.ts';
 import { rotateAndAnnounce } from '../../../services/api-key-rotation-service.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { adminOnly, principalOf } from '../../../plugins/access.ts';
-import { apiKeyRequestOf, issueApiKey, revokeAndAnnounce } from '../../../services/api-key-service.ts';
-
-function present(record: ApiKeyRecord, environment: Environment): ApiKey {
-  return {
-    object: 'api_key',
-    key_id: record.keyId,
-    role: record.role,
-    name: record.name,
-    key_kind: record.kind,
-    scopes: [...record.scopes],
-    environment,
-    service_account_role: record.role,
-    service_account_name: record.name,
-    mcp_scopes: [...record.scopes],
-    created_at: record.createdAt.toISOString(),
-    last_used_at: record.lastUsedAt?.toISOString() ?? null,
-    revoked_at: record.revokedAt?.toISOString() ?? null,
-  };
-}
+import { apiKeyRequestOf, issueApiKey, presentApiKey, revokeAndAnnounce } from '../../../services/api-key-service.ts';
 
 export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -54,7 +35,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
         if (!tenant) throw new ServiceError('tenant.not_found');
         return issueApiKey(tx, tenant, asked);
       });
-      const key = present(issued.record, environment);
+      const key = presentApiKey(issued.record, environment);
       return reply.code(201).send({ ...key, api_key: issued.apiKey, item: key });
     },
   );
@@ -66,7 +47,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId, environment } = principalOf(request);
       const { limit, cursor } = request.query;
       const page = await app.database.tenant(tenantId, (tx) => listApiKeys(tx, tenantId, { limit, startingAfter: cursor }));
-      const keys = page.keys.map((record) => present(record, environment));
+      const keys = page.keys.map((record) => presentApiKey(record, environment));
       return {
         object: 'list',
         data: keys,
@@ -84,7 +65,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId, environment } = principalOf(request);
       const record = await app.database.tenant(tenantId, (tx) => findApiKey(tx, tenantId, request.params.key_id));
       if (!record) throw new ServiceError('api_key.not_found');
-      return present(record, environment);
+      return presentApiKey(record, environment);
     },
   );
 
@@ -94,10 +75,10 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     { config, schema: { summary: 'Revoke an API key', params: ApiKeyParams, response: { 200: ApiKey, ...authenticatedErrors(404) } } },
     async (request) => {
       const { tenantId, environment } = principalOf(request);
-      const record = await app.database.tenant(tenantId, (tx) => revokeAndAnnounce(tx, tenantId, request.params.key_id));
+      const record = await app.database.tenant(tenantId, (tx) => revokeAndAnnounce(tx, { tenantId, environment }, request.params.key_id));
       if (!record) throw new ServiceError('api_key.not_found');
       app.authenticator.forget(record.keyId);
-      return present(record, environment);
+      return presentApiKey(record, environment);
     },
   );
 
@@ -134,7 +115,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
         api_key: rotated.apiKey,
         rotated_at: rotated.rotatedAt.toISOString(),
         previous_secret_expires_at: rotated.previousSecretExpiresAt.toISOString(),
-        item: present(rotated.record, principalOf(request).environment),
+        item: presentApiKey(rotated.record, principalOf(request).environment),
       } as const;
     },
   );

@@ -12,6 +12,7 @@ import {
   upsertSettlementConfig,
   type StoredSettlementConfig,
 } from '../../../db/settlement-config-repository.ts';
+import { recordEvent } from '../../../db/event-repository.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import type { SecretBox } from '../../../infra/secret-box.ts';
 import { adminOnly, principalOf } from '../../../plugins/access.ts';
@@ -60,8 +61,12 @@ export async function settlementConfigRoutes(app: FastifyInstance): Promise<void
         await probeLiveRails(config, secretsAfter(kept, changes), callTimeoutMs);
       }
       const sealed = sealSecretChanges(secretBox, tenantId, changes);
-      const stored = await app.database.tenant(tenantId, (tx) => upsertSettlementConfig(tx, tenantId, config, sealed));
-      return presentSettlementConfig(environment, stored);
+      const answer = await app.database.tenant(tenantId, async (tx) => {
+        const shown = presentSettlementConfig(environment, await upsertSettlementConfig(tx, tenantId, config, sealed));
+        recordEvent(tx, tenantId, { type: 'settlement_config.updated', object: shown });
+        return shown;
+      });
+      return answer;
     },
   );
 

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticatedBodyErrors } from '../../../contracts/common.ts';
 import { RailInstruction, RailInstructionDoneBody, RailInstructionParams } from '../../../contracts/intents.ts';
 import { recordInstructionDoneByOperator } from '../../../db/rail-instruction-repository.ts';
+import { recordInstructionOutcomeEvent } from '../../../engine/intent-events.ts';
 import { ServiceError } from '../../../errors/service-error.ts';
 import { settlerRoles } from '../../../engine/lifecycle.ts';
 import { principalOf } from '../../../plugins/access.ts';
@@ -28,9 +29,11 @@ export async function railInstructionRoutes(app: FastifyInstance): Promise<void>
     async (request) => {
       const { tenantId } = principalOf(request);
       const { intent_id: intentId, instruction_id: instructionId } = request.params;
-      const recorded = await app.database.tenant(tenantId, (tx) =>
-        recordInstructionDoneByOperator(tx, tenantId, intentId.toLowerCase(), instructionId.toLowerCase(), request.body.reference),
-      );
+      const recorded = await app.database.tenant(tenantId, async (tx) => {
+        const done = await recordInstructionDoneByOperator(tx, tenantId, intentId.toLowerCase(), instructionId.toLowerCase(), request.body.reference);
+        if (done?.changed) recordInstructionOutcomeEvent(tx, done.instruction);
+        return done;
+      });
       if (!recorded) throw new ServiceError('rail_instruction.not_found');
       if (!recorded.changed && recorded.instruction.reference !== request.body.reference) {
         throw new ServiceError('rail_instruction.already_succeeded', { details: { reference: recorded.instruction.reference } });
