@@ -52,8 +52,8 @@ export interface PolicyOverrides {
 }
 
 /** A document that passed `readPolicyDocument`: version 1 (flat), or 2 (an org base, or a tenant overlay that
- * `extends` one). */
-export interface PolicyDocument {
+ * `extends` one). A type rather than an interface, so that it is a JSON object wherever an answer takes one. */
+export type PolicyDocument = {
   version: 1 | 2;
   name: string;
   default_deny: boolean;
@@ -62,7 +62,7 @@ export interface PolicyDocument {
   adapter?: PolicyAdapterSection;
   extends?: PolicyExtends;
   overrides?: PolicyOverrides;
-}
+};
 
 // ---- The shape, as data ----
 
@@ -248,7 +248,7 @@ export function readPolicyDocument(raw: unknown): { document?: PolicyDocument; i
   const issues: PolicyIssue[] = [];
   walk(raw, documentRules[version], [], issues);
   if (issues.length > 0) return { issues };
-  const document = raw as unknown as PolicyDocument;
+  const document = raw as PolicyDocument;
   crossFieldIssues(document, issues);
   return issues.length > 0 ? { issues } : { document, issues };
 }

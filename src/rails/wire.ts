@@ -77,6 +77,16 @@ export function parseJsonBytes(bytes: Buffer): unknown {
   }
 }
 
+/** A challenge a rail stored with its funding attempt (IssuedChallenge.stored) as the engine hands it back, read from
+ * jsonb: `Stored` is the shape the rail's adapter wrote it in, recognized by the rail's name and an intent id; anything
+ * else (another rail's challenge, none) is undefined, which every caller refuses as a challenge it did not issue. */
+export function storedChallengeOf<Stored extends { readonly rail: string; readonly intent_id: string }>(
+  rail: Stored['rail'],
+  stored: Readonly<Record<string, unknown>> | undefined,
+): Stored | undefined {
+  return stored?.['rail'] === rail && typeof stored['intent_id'] === 'string' ? (stored as Stored) : undefined;
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -25,7 +25,9 @@ export const mandateImportPath = '/protocol/v2/mandates';
 /** The action a mandate must allow for an intent: funding it, which is what spends the principal's money. */
 export const mandateIntentAction = 'harbor.intent.fund';
 
-interface MandateBody {
+/** A mandate's body as `verifyArtifact` hands it over, once the kind's field table (src/signing/artifact-kinds.ts) has
+ * checked every field. */
+type MandateBody = {
   readonly authorization: { kind: string; tenant_id: string; principal_subject: string; principal_type: string };
   readonly agent: { subject: string; issuer: string; key_id: string; display_name: string };
   readonly allowed_actions: readonly string[];
@@ -34,10 +36,14 @@ interface MandateBody {
   readonly settlement: { default_rail: string; allowed_rails: readonly string[] };
   readonly expires_at: string;
   readonly nonce: string;
-}
+};
+
+/** The typed view of a verified mandate body: the artifact kind's field table checked its shape, which TypeScript
+ * cannot follow from the table, so this is the one assertion of it. */
+const mandateBodyOf = (body: Record<string, unknown>): MandateBody => body as MandateBody;
 
 export type MandateVerdict =
-  | { readonly valid: true; readonly mandate: Record<string, unknown>; readonly digestHex: string; readonly signingKeyHex: string }
+  | { readonly valid: true; readonly mandate: MandateBody; readonly digestHex: string; readonly signingKeyHex: string }
   | { readonly valid: false; readonly code: ErrorCode; readonly message: string; readonly details?: Record<string, unknown> };
 
 const refuse = (code: ErrorCode, details?: ErrorDetails): never => {
@@ -53,12 +59,12 @@ export async function verifyMandate(tx: Queryable, wire: unknown, caller: { tena
   const verdict: ArtifactVerdict = verifyForRoute(wire, {
     routeKinds: ['svc.agent_mandate_v1'],
     tenantId: caller.tenantId,
-    tenantOf: (body) => (body as unknown as MandateBody).authorization.tenant_id,
+    tenantOf: (body) => mandateBodyOf(body).authorization.tenant_id,
     // Mandates are signed by the principal, not by this deployment: the registry decides below.
     trust: () => {},
   });
   if (!verdict.valid) return verdict;
-  const mandate = verdict.body as unknown as MandateBody;
+  const mandate = mandateBodyOf(verdict.body);
   try {
     const keys = await findKeysForSubject(tx, caller.tenantId, 'principal', mandate.authorization.principal_subject);
     const registered = keys.some((key) => key.revokedAt === null && key.publicKey.toString('hex') === verdict.signingPublicKeyHex);
@@ -72,7 +78,7 @@ export async function verifyMandate(tx: Queryable, wire: unknown, caller: { tena
     }
     throw error;
   }
-  return { valid: true, mandate: verdict.body, digestHex: verdict.messageDigestHex, signingKeyHex: verdict.signingPublicKeyHex };
+  return { valid: true, mandate, digestHex: verdict.messageDigestHex, signingKeyHex: verdict.signingPublicKeyHex };
 }
 
 /** Refuses a mandate that does not cover the intent: amount, currency, rail, every allowed tool, the action. */
@@ -104,7 +110,7 @@ export async function importMandate(
 ): Promise<MandateImported> {
   const verdict = await verifyMandate(tx, request.signed_mandate, caller, nowMs);
   if (!verdict.valid) throw new ServiceError(verdict.code, { message: verdict.message, ...(verdict.details ? { details: verdict.details } : {}) });
-  const mandate = verdict.mandate as unknown as MandateBody;
+  const { mandate } = verdict;
   const proof = await verifyRecognition(tx, parseRecognitionProof(request.recognition_proof), {
     purpose: mandateImportPurpose,
     method: 'POST',

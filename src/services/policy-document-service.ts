@@ -210,7 +210,7 @@ export async function resolveEffectivePolicy(
     tenant_id: tenantId,
     org_policy_id: policyId,
     unchanged,
-    ...(unchanged ? {} : { effective_policy: effective as unknown as Record<string, unknown> }),
+    ...(unchanged ? {} : { effective_policy: effective }),
     effective_policy_digest: digest,
     effective_policy_version: policyVersionLabel(effective.name, digest),
     merge_report: report,

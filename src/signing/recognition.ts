@@ -109,9 +109,15 @@ export function parseRecognitionProof(value: unknown): RecognitionProof {
   }
   if (proof.kind !== recognitionProofKind) fail('recognition.unsupported', { field: 'kind' });
   if (proof.signature_algorithm !== artifactSignatureAlgorithm) fail('recognition.unsupported', { field: 'signature_algorithm' });
+  assertRecognitionShape(proof);
+  return proof;
+}
+
+/** The rest of a proof's shape, every field checked (versions, kind and algorithm are checked before): the first that
+ * fails is named in `recognition.malformed`. */
+function assertRecognitionShape(proof: Record<string, unknown>): asserts proof is Record<string, unknown> & RecognitionProof {
   const shapeError = recognitionShapeError(proof);
   if (shapeError) fail('recognition.malformed', { field: shapeError });
-  return proof as unknown as RecognitionProof;
 }
 
 export function parseRecognitionProofHeader(headerValue: string | undefined): RecognitionProof {

@@ -156,7 +156,7 @@ export async function referenceRoutes(app: FastifyInstance): Promise<void> {
       schema: { summary: 'This API as an OpenAPI 3.1 document', response: { 200: OpenObject('The OpenAPI 3.1 document.'), ...publicErrors() } },
     },
     // The document is built once; the server it names is the one this request reached, or SVC_PUBLIC_URL.
-    async (request) => ({ ...(app.swagger() as unknown as Record<string, unknown>), servers: [{ url: publicBaseUrlOf(app.publicBaseUrl, request) }] }),
+    async (request) => ({ ...app.swagger(), servers: [{ url: publicBaseUrlOf(app.publicBaseUrl, request) }] }),
   );
   await app.register(referencePage);
 }

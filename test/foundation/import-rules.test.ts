@@ -1,6 +1,7 @@
 // The rooms of src/ and the rules between them (docs/architecture.md, "Modules"): no import circle, no import running
 // back up the layers, plugins that are hooks over infrastructure and compose no use case, the SDK reached only by the
-// CLI, and one Ed25519 signing helper. Read from the sources with TypeScript's import scanner; type-only imports count
+// CLI, and one Ed25519 signing helper. docs/architecture.md draws the same layers and names every room: it is held
+// to this table. Read from the sources with TypeScript's import scanner; type-only imports count
 // too, since a type that runs back up is still a dependency a reader has to follow.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -134,6 +135,34 @@ describe('the rooms of src/', () => {
   it('lets only the CLI reach the SDK among the server rooms', () => {
     const reaching = edges.filter(({ from, to }) => roomOf(to) === 'sdk' && !['sdk', 'cli'].includes(roomOf(from))).map(({ from, to }) => `${from} → ${to}`);
     expect(reaching).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md', () => {
+  const markdown = fs.readFileSync(path.join(projectRoot, 'docs/architecture.md'), 'utf8');
+  /** The rows of the first table under a heading, as their cells, without its header row. */
+  const tableUnder = (heading: string): string[][] => {
+    const start = markdown.indexOf(`\n${heading}\n`);
+    expect(start, heading).toBeGreaterThanOrEqual(0);
+    const rows: string[][] = [];
+    for (const line of markdown.slice(start + heading.length + 2).split('\n')) {
+      if (line.startsWith('#') || (rows.length > 0 && !line.startsWith('|'))) break;
+      if (!line.startsWith('|') || /^\|\s*-/.test(line)) continue;
+      rows.push(line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    }
+    return rows.slice(1);
+  };
+  /** The rooms a cell names in code spans: `signing/` as `signing`, `app.ts` as itself. */
+  const roomsIn = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]!.replace(/\/$/, ''));
+
+  it('draws the layers exactly as this test holds them', () => {
+    expect(tableUnder('### Layers').map(([, rooms]) => roomsIn(rooms!))).toEqual(layers.map((rooms) => [...rooms]));
+  });
+
+  it('names every folder and top-level file of src/ in its table of modules', () => {
+    const named = tableUnder('## Modules').flatMap(([room]) => roomsIn(room!)).map((room) => room.replace(/^src\//, ''));
+    expect([...new Set(sourceFiles.map(roomOf))].filter((room) => !named.includes(room)).sort()).toEqual([]);
+    expect(named.filter((room) => !rankOf.has(room))).toEqual([]);
   });
 });
 

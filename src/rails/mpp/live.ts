@@ -37,7 +37,7 @@ import {
   type ProbeResult,
   type RailInstructionRequest,
 } from '../types.ts';
-import { encodeBase64UrlJson, paymentProblem, type PaymentProblemCode } from '../wire.ts';
+import { encodeBase64UrlJson, paymentProblem, storedChallengeOf, type PaymentProblemCode } from '../wire.ts';
 
 /** The card-network payment methods a charge offers; the processor's shared payment token (SPT) is minted for one. */
 const paymentMethodTypes = ['card'];
@@ -136,13 +136,13 @@ export class MppLiveAdapter implements LiveRailAdapter {
     challenge: Record<string, unknown> | undefined,
   ): Promise<CredentialOutcome> {
     const { challenge: echoed, payload, source } = credential.data as MppCredential;
-    const stored = challenge as StoredLiveChallenge | undefined;
+    const stored = storedChallengeOf<StoredLiveChallenge>(mppRailName, challenge);
     if (!stored || stored.intent_id !== context.intentId || typeof stored.binding_key !== 'string') {
       return this.#rejected('invalid-challenge', 'No challenge with this id was issued for this intent; answer the latest WWW-Authenticate challenge.');
     }
     // As in sandbox: an echo may leave out optional params (the public client drops `expires`); one present with
     // another value is refused. mppx then judges the credential rebuilt on the issued params.
-    const issued = stored.challenge as unknown as Record<string, unknown>;
+    const issued = stored.challenge;
     const differing = differingFields(issued, withIssuedOptionalParams(issued, echoed));
     if (differing.length > 0) {
       return this.#rejected('invalid-challenge', `The credential's challenge differs from the one issued in ${differing.join(', ')}; echo it unchanged.`);
@@ -150,7 +150,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
     if (context.nowMs >= stored.expires_at_ms) {
       return this.#rejected('invalid-challenge', `The challenge expired at ${stored.challenge.expires}; answer a fresh challenge.`);
     }
-    if (typeof payload.spt !== 'string' || payload.spt.length === 0) {
+    if (typeof payload['spt'] !== 'string' || payload['spt'].length === 0) {
       return this.#rejected('malformed-credential', 'A live MPP credential carries the processor\'s shared payment token as payload.spt.');
     }
     const serialized = `Payment ${encodeBase64UrlJson({ challenge: stored.challenge, payload, ...(source !== undefined ? { source } : {}) })}`;
@@ -158,17 +158,17 @@ export class MppLiveAdapter implements LiveRailAdapter {
   }
 
   async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
-    const stored = pending.stored as unknown as StoredLiveChallenge;
-    if (stored.intent_id !== context.intentId) return this.#rejected('invalid-challenge', 'The pending payment belongs to another intent.');
+    const stored = storedChallengeOf<StoredLiveChallenge>(mppRailName, pending.stored);
+    if (!stored || stored.intent_id !== context.intentId) return this.#rejected('invalid-challenge', 'The pending payment belongs to another intent.');
     const payment = await this.#call('the payment look-up', false, (processor) => processor.paymentIntents.retrieve(pending.reference));
-    return this.#outcomeOf(context, stored, payment as ProcessorPayment);
+    return this.#outcomeOf(context, stored, payment);
   }
 
   async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
-    const stored = claimed.challenge as unknown as StoredLiveChallenge;
-    if (stored.intent_id !== context.intentId) return this.#rejected('invalid-challenge', 'The claimed payment belongs to another intent.');
+    const stored = storedChallengeOf<StoredLiveChallenge>(mppRailName, claimed.challenge);
+    if (!stored || stored.intent_id !== context.intentId) return this.#rejected('invalid-challenge', 'The claimed payment belongs to another intent.');
     const payment = claimed.reference
-      ? (await this.#call('the payment look-up', true, (processor) => processor.paymentIntents.retrieve(claimed.reference!))) as ProcessorPayment
+      ? (await this.#call('the payment look-up', true, (processor) => processor.paymentIntents.retrieve(claimed.reference!)))
       : await this.#findPayment(stored);
     if (payment) return this.#outcomeOf(context, stored, payment);
     // The processor has no payment for this challenge (its search may lag a write by moments): present the same
@@ -270,7 +270,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
   async #chargeOf(instruction: RailInstructionRequest): Promise<string | undefined> {
     const recorded = instruction.fundingDetails['charge'];
     if (typeof recorded === 'string' && recorded.length > 0) return recorded;
-    const payment = await this.#call('the payment look-up', false, (processor) => processor.paymentIntents.retrieve(instruction.fundingReference)) as ProcessorPayment;
+    const payment = await this.#call('the payment look-up', false, (processor) => processor.paymentIntents.retrieve(instruction.fundingReference));
     return chargeIdOf(payment);
   }
 
@@ -284,7 +284,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
         create: async (params: Stripe.PaymentIntentCreateParams, options?: Stripe.RequestOptions) => {
           try {
             const payment = await processor.paymentIntents.create(params, options);
-            observed.payment = payment as unknown as ProcessorPayment;
+            observed.payment = payment;
             observed.replayed = payment.lastResponse?.headers?.['idempotent-replayed'] === 'true';
             return payment;
           } catch (error) {
@@ -385,7 +385,7 @@ export class MppLiveAdapter implements LiveRailAdapter {
   async #findPayment(stored: StoredLiveChallenge): Promise<ProcessorPayment | undefined> {
     const result = await this.#call('the payment search', true, (processor) =>
       processor.paymentIntents.search({ query: `metadata['${challengeIdMetadataKey}']:'${stored.challenge.id}'`, limit: 10 }));
-    const payments = (result.data as unknown as ProcessorPayment[]);
+    const payments: ProcessorPayment[] = result.data;
     // One challenge, one Idempotency-Key per token: a succeeded payment wins over a failed try with another token.
     return payments.find((payment) => payment.status === 'succeeded') ?? payments.find((payment) => payment.status !== 'canceled') ?? payments[0];
   }

@@ -14,14 +14,14 @@ import { mppProfileIdField } from './settings.ts';
 import { mppChallengeHeaderName, mppCredentialHeaderName, mppRailName } from './wire.ts';
 
 /** The auth-params of one `Payment` challenge, in the order they are written. */
-export interface MppChallengeParams {
+export type MppChallengeParams = {
   id: string;
   realm: string;
   method: string;
   intent: string;
   request: string;
   expires: string;
-}
+};
 
 /** The `charge` request: amount in the currency's minor units (cents for usd), as a string. */
 export function mppChargeRequest(context: Pick<FundingContext, 'amountCents' | 'config'>): Record<string, string> {
@@ -65,7 +65,8 @@ export interface StoredMppChallenge {
  * that live clients send (the `stripe` method's payload, src/rails/mpp-live.ts); each adapter judges its own. */
 export interface MppCredential {
   challenge: Record<string, unknown>;
-  payload: { token?: string; spt?: string } & Record<string, unknown>;
+  /** The sandbox's `token` or the processor's `spt`, with whatever else the client's method puts there (live sends it on). */
+  payload: Record<string, unknown>;
   source?: string;
 }
 
@@ -78,7 +79,7 @@ function parseCredential(json: unknown): MppCredential | string {
   const token = payload['token'] ?? payload['spt'];
   if (typeof token !== 'string' || token.length === 0) return 'payload.token (or payload.spt) is missing';
   if (source !== undefined && typeof source !== 'string') return 'source must be a string';
-  return json as unknown as MppCredential;
+  return { ...json, challenge, payload, ...(source === undefined ? {} : { source }) };
 }
 
 /** The auth-params a `Payment` challenge may carry or not (paymentauth.org); `id`, `realm`, `method`, `intent` and

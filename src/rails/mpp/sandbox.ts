@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { mppChallengeLifetimeMs } from '../../limits.ts';
 import type { CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from '../types.ts';
-import { encodeBase64UrlJson, paymentProblem, sha256Hex, type PaymentProblemCode } from '../wire.ts';
+import { encodeBase64UrlJson, paymentProblem, sha256Hex, storedChallengeOf, type PaymentProblemCode } from '../wire.ts';
 import {
   differingFields,
   encodeMppRequest,
@@ -47,7 +47,7 @@ export class MppSandboxAdapter implements RailAdapter {
     challenge: Record<string, unknown> | undefined,
   ): Promise<CredentialOutcome> {
     const { challenge: echoed, payload } = credential.data as MppCredential;
-    const stored = challenge as StoredMppChallenge | undefined;
+    const stored = storedChallengeOf<StoredMppChallenge>(mppRailName, challenge);
     const reject = (code: PaymentProblemCode, detail: string) => this.#rejected(code, detail);
     if (!stored || stored.intent_id !== context.intentId) {
       return reject('invalid-challenge', 'No challenge with this id was issued for this intent; answer the latest WWW-Authenticate challenge.');
@@ -55,7 +55,7 @@ export class MppSandboxAdapter implements RailAdapter {
     // The id names a challenge issued for this intent, so what the echo leaves out of its optional params is known:
     // the public client's challenge parser drops `expires`. A param present with another value is still refused,
     // and the expiry is still enforced below, from the issued challenge.
-    const issued = stored.challenge as unknown as Record<string, unknown>;
+    const issued = stored.challenge;
     const differing = differingFields(issued, withIssuedOptionalParams(issued, echoed));
     if (differing.length > 0) {
       return reject('invalid-challenge', `The credential's challenge differs from the one issued in ${differing.join(', ')}; echo it unchanged.`);
@@ -63,12 +63,12 @@ export class MppSandboxAdapter implements RailAdapter {
     if (context.nowMs >= stored.expires_at_ms) {
       return reject('invalid-challenge', `The challenge expired at ${stored.challenge.expires}; answer a fresh challenge.`);
     }
-    return this.#simulate(context, credential, payload.token ?? '');
+    return this.#simulate(context, credential, typeof payload['token'] === 'string' ? payload['token'] : '');
   }
 
   async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
-    const stored = pending.stored as unknown as StoredMppChallenge;
-    if (stored.intent_id !== context.intentId) {
+    const stored = storedChallengeOf<StoredMppChallenge>(mppRailName, pending.stored);
+    if (!stored || stored.intent_id !== context.intentId) {
       return this.#rejected('invalid-challenge', 'The pending payment belongs to another intent.');
     }
     return this.#succeeded(context, stored.challenge.id, pending.reference);

@@ -31,6 +31,7 @@ import {
   type StoredX402Challenge,
 } from './protocol.ts';
 import { x402FacilitatorApiKeyField, x402FacilitatorUrlField } from './settings.ts';
+import { storedChallengeOf } from '../wire.ts';
 import { x402RailName, x402ResponseHeaderName } from './wire.ts';
 import {
   RailOutcomeUnknownError,
@@ -100,7 +101,7 @@ export class X402LiveAdapter implements LiveRailAdapter {
   ): Promise<CredentialOutcome> {
     const payload = credential.data as PaymentPayloadV2;
     // The facilitator checks the same terms; a credential it would refuse is refused here without a call.
-    const checked = judgeX402Credential(this.settlementRail, context, payload, challenge as StoredX402Challenge | undefined, context.nowMs);
+    const checked = judgeX402Credential(this.settlementRail, context, payload, storedChallengeOf<StoredX402Challenge>(x402RailName, challenge), context.nowMs);
     if (!checked.ok) return checked.outcome;
     const verified = await this.#verify(context, payload, checked.requirements);
     if (verified) return verified;
@@ -114,7 +115,8 @@ export class X402LiveAdapter implements LiveRailAdapter {
   /** A pending settlement presented again: settle asked again with the same payload, which a facilitator answers
    * from the transaction it broadcast. */
   async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown>; credential?: unknown }): Promise<CredentialOutcome> {
-    const stored = pending.stored as unknown as StoredX402Challenge;
+    const stored = storedChallengeOf<StoredX402Challenge>(x402RailName, pending.stored);
+    if (!stored) throw new RailOutcomeUnknownError(this.rail, 'the pending settlement names no x402 challenge');
     if (pending.credential === undefined) throw new RailOutcomeUnknownError(this.rail, 'the pending settlement cannot be asked about without its credential');
     const payload = pending.credential as PaymentPayloadV2;
     return this.#settleResolving(context, payload, stored.requirements, x402ChallengeId(stored.requirements));
@@ -122,13 +124,13 @@ export class X402LiveAdapter implements LiveRailAdapter {
 
   async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
     const payload = claimed.credential as PaymentPayloadV2 | undefined;
-    const stored = claimed.challenge as unknown as StoredX402Challenge;
+    const stored = storedChallengeOf<StoredX402Challenge>(x402RailName, claimed.challenge);
     if (!payload) throw new RailOutcomeUnknownError(this.rail, 'no credential was kept for this attempt');
     // The binding only, never the terms: the facilitator may already have settled this authorization (a settle
     // asked again answers its transaction), and a validity window that has passed since must not hide that.
     const checked = checkX402Credential(this.settlementRail, context, payload, stored);
     if (!checked.ok) return checked.outcome;
-    return this.#settleResolving(context, payload, checked.requirements, x402ChallengeId(stored.requirements));
+    return this.#settleResolving(context, payload, checked.requirements, x402ChallengeId(checked.requirements));
   }
 
   async probe(): Promise<ProbeResult> {

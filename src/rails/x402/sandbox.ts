@@ -4,7 +4,7 @@
 import type { PaymentPayloadV2 } from '@x402/core/schemas';
 import { sameEvmAddress } from '../evm.ts';
 import type { ClaimedAttempt, CredentialOutcome, FundingContext, IssuedChallenge, PresentedCredential, RailAdapter } from '../types.ts';
-import { sha256Hex, type PaymentProblemCode } from '../wire.ts';
+import { sha256Hex, storedChallengeOf, type PaymentProblemCode } from '../wire.ts';
 import {
   encodeStandardBase64Json,
   issueX402Challenge,
@@ -37,7 +37,7 @@ export class X402SandboxAdapter implements RailAdapter {
     credential: Extract<PresentedCredential, { kind: 'credential' }>,
     challenge: Record<string, unknown> | undefined,
   ): Promise<CredentialOutcome> {
-    const checked = judgeX402Credential(this.settlementRail, context, credential.data as PaymentPayloadV2, challenge as StoredX402Challenge | undefined, context.nowMs);
+    const checked = judgeX402Credential(this.settlementRail, context, credential.data as PaymentPayloadV2, storedChallengeOf<StoredX402Challenge>(x402RailName, challenge), context.nowMs);
     if (!checked.ok) return checked.outcome;
     return this.#simulate(context, credential.challengeId, credential.digest, checked.authorization);
   }
@@ -51,18 +51,18 @@ export class X402SandboxAdapter implements RailAdapter {
   async resolve(context: FundingContext, claimed: ClaimedAttempt): Promise<CredentialOutcome> {
     const payload = claimed.credential as PaymentPayloadV2;
     const judgedAtMs = claimed.claimedAt?.getTime() ?? context.nowMs;
-    const checked = judgeX402Credential(this.settlementRail, context, payload, claimed.challenge as unknown as StoredX402Challenge, judgedAtMs);
+    const checked = judgeX402Credential(this.settlementRail, context, payload, storedChallengeOf<StoredX402Challenge>(x402RailName, claimed.challenge), judgedAtMs);
     if (!checked.ok) return checked.outcome;
     const challengeId = x402ChallengeId(payload.accepted);
     return this.#simulate(context, challengeId, claimed.digest, checked.authorization, claimed.reference);
   }
 
   async poll(context: FundingContext, pending: { reference: string; stored: Record<string, unknown> }): Promise<CredentialOutcome> {
-    const stored = pending.stored as unknown as StoredX402Challenge;
-    const challengeId = x402ChallengeId(stored.requirements);
-    if (stored.intent_id !== context.intentId) {
+    const stored = storedChallengeOf<StoredX402Challenge>(x402RailName, pending.stored);
+    if (!stored || stored.intent_id !== context.intentId) {
       return this.#rejected(context, 'invalid-challenge', 'invalid_payment_requirements', 'the pending payment belongs to another intent');
     }
+    const challengeId = x402ChallengeId(stored.requirements);
     const { network } = x402Networks[context.environment];
     const settled = { success: true, transaction: pending.reference, network, amount: stored.requirements.amount };
     return {
