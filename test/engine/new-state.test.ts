@@ -77,6 +77,10 @@ describe('a state added to the lifecycle', { timeout: compileTimeoutMs }, () => 
     expect([...errors.keys()].sort(), all).toEqual([
       // Confirm's decision has a case for every state: whether an intent in it settles, and how.
       'src/engine/decide/settlement.ts',
+      // The event each state's transition records: the table names it (`intent.<state>` here), and the event
+      // catalogue (src/contracts/events.ts) must declare it before the table compiles and events are queued.
+      'src/engine/intent-events.ts',
+      'src/engine/lifecycle.ts',
       // The agent receipt's settlement_outcome of each terminal state.
       'src/receipts/agent-receipt-service.ts',
       // How the standing rebuild counts an intent in each terminal state.
