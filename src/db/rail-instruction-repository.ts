@@ -76,23 +76,10 @@ const toInstruction = (row: InstructionRow): RailInstruction => ({
   updatedAt: row.updated_at,
 });
 
-/** Queues, to travel with COMMIT, what a settling intent instructs its live rail to do with the money: a payout of
- * the payee's part and a refund of the rest, each only when it is more than nothing (a release is all payout, a
- * refund all refund, a split both; the refund waits for the payout, see claimDueInstructions). Nothing for a sandbox
- * intent. */
-export function queueSettlementInstructions(
-  tx: Queryable,
-  tenantId: string,
-  intentId: string,
-  parts: { readonly payoutCents: number; readonly refundCents: number },
-  currency: string,
-): void {
-  if (parts.payoutCents > 0) queueSettlementInstruction(tx, tenantId, intentId, 'payout', parts.payoutCents, currency);
-  if (parts.refundCents > 0) queueSettlementInstruction(tx, tenantId, intentId, 'refund', parts.refundCents, currency);
-}
-
 /** Queues, to travel with COMMIT, one instruction of a settling intent: when its funding ran on a live rail, a
- * `kind` instruction for `amountCents`, with what the funding's rail reported. Nothing for a sandbox intent. */
+ * `kind` instruction for `amountCents` (the payee's part, or the part returned: a split records one of each, and
+ * its refund waits for its payout, see claimDueInstructions), with what the funding's rail reported. Nothing for a
+ * sandbox intent. */
 export function queueSettlementInstruction(tx: Queryable, tenantId: string, intentId: string, kind: InstructionKind, amountCents: number, currency: string): void {
   tx.beforeCommit({
     text: `INSERT INTO rail_instructions (tenant_id, instruction_id, intent_id, kind, rail, amount_cents, currency, funding_reference, funding_details)

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { runTerminalEffects, type AnswerFields, type EngineEffects, type ToolCall } from './effects.ts';
 import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
-import { queueSettlementInstructions } from '../db/rail-instruction-repository.ts';
+import { queueSettlementInstruction } from '../db/rail-instruction-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
 import { lockForCommand } from './pipeline.ts';
@@ -25,11 +25,8 @@ export interface Settlement {
   readonly answerFields: AnswerFields;
 }
 
-/** The parts of a settlement's money a live rail is instructed to move: the payee's (payout) and the principal's
- * (refund). */
-function settlementParts(action: SettlementAction, amountCents: number): { payoutCents: number; refundCents: number } {
-  return action === 'release' ? { payoutCents: amountCents, refundCents: 0 } : { payoutCents: 0, refundCents: amountCents };
-}
+/** What a live rail is instructed to do for each settlement action. */
+const instructionKinds = { release: 'payout', refund: 'refund' } as const satisfies Record<SettlementAction, 'payout' | 'refund'>;
 
 /** Moves the escrow of a locked intent to the payee or back to the principal, records the new state, and runs the
  * terminal effects in the same transaction, as `command`'s transition in the lifecycle table says. */
@@ -60,7 +57,7 @@ export async function settleIntent(
   });
   // A live rail's funding holds the money outside this service: the payout or refund is instructed to that rail,
   // recorded here with the posting, carried out by the sweeper (docs/rails.md#live-rails).
-  queueSettlementInstructions(tx, intent.tenantId, intent.intentId, settlementParts(action, intent.amountCents), intent.currency);
+  queueSettlementInstruction(tx, intent.tenantId, intent.intentId, instructionKinds[action], intent.amountCents, intent.currency);
   const answerFields = await runTerminalEffects(tx, { intent: settled, action, reason, transactionId, nowMs, ...(toolCall ? { toolCall } : {}) }, effects);
   return { intent: settled, action, reason, transactionId, answerFields };
 }
