@@ -123,6 +123,9 @@ export const intentExample = {
   funded_at: null,
   evidence_recorded_at: null,
   settled_at: null,
+  release_mode: 'full',
+  released_cents: null,
+  refunded_cents: null,
 };
 
 /** POST /harbor/intents/{intent_id}/fund without a credential: the 402 challenge. */
@@ -230,7 +233,9 @@ export const settlementAnswerExample = {
   funded_at: '2026-11-25T10:24:49.583Z',
   evidence_recorded_at: '2026-11-25T10:24:49.719Z',
   settled_at: '2026-11-25T10:24:49.799Z',
-  settlement: { action: 'release', reason: 'predicate_passed', transaction_id: '03b98aaf-2427-44b8-88d1-83e6873ca178' },
+  released_cents: 500,
+  refunded_cents: 0,
+  settlement: { action: 'release', reason: 'predicate_passed', transaction_id: '03b98aaf-2427-44b8-88d1-83e6873ca178', released_cents: 500, refunded_cents: 0 },
 };
 
 /** GET /harbor/ledger/v1/events after that lifecycle: the tenant's rows, chained. */

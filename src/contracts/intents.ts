@@ -12,8 +12,8 @@ import {
   invalidStateExample, settlementAnswerExample,
 } from './examples.ts';
 
-/** An intent's life: open → funded → evidence_recorded → released | refunded (docs/engine.md). */
-export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded'] as const;
+/** An intent's life: open → funded → evidence_recorded → released | refunded | resolved_split (docs/engine.md). */
+export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded', 'resolved_split'] as const;
 export const IntentState = Type.Enum(intentStates);
 export type IntentState = Static<typeof IntentState>;
 
@@ -52,6 +52,12 @@ export const RailInstructionDoneBody = Type.Object(
 );
 export type RailInstructionDoneBody = Static<typeof RailInstructionDoneBody>;
 
+/** How a passing rule settles (docs/engine.md#the-split-rule): `full` releases the whole amount; `metered` releases
+ * the cost the payee signed and refunds the rest. Taken from the policy version the principal signed. */
+export const releaseModes = ['full', 'metered'] as const;
+export const ReleaseMode = Type.Enum(releaseModes, { description: 'How a passing rule settles: the whole amount (full) or the payee-signed cost (metered).' });
+export type ReleaseMode = Static<typeof ReleaseMode>;
+
 export const Intent = Type.Object(
   {
     object: Type.Literal('intent'),
@@ -82,6 +88,9 @@ export const Intent = Type.Object(
     funded_at: Nullable(Timestamp),
     evidence_recorded_at: Nullable(Timestamp),
     settled_at: Nullable(Timestamp),
+    release_mode: ReleaseMode,
+    released_cents: Nullable(Type.Integer({ minimum: 0, description: 'Once settled: the part paid to the payee (released_cents + refunded_cents = amount_cents).' })),
+    refunded_cents: Nullable(Type.Integer({ minimum: 0, description: 'Once settled: the part returned to the principal.' })),
     // On the read of one intent (GET /harbor/intents/{id}) only: what a live rail did (docs/rails.md#live-rails).
     funding_details: Type.Optional(Nullable(OpenObject('What the live rail reported about the funding payment (x402: transaction, payer, network); null when there is none.'))),
     rail_instructions: Type.Optional(Type.Array(RailInstruction, { description: 'The payout or refund instructed to the live rail when the intent settled.' })),
@@ -177,7 +186,9 @@ export const IntentBudget = Type.Object({
   amount_cents: Type.Integer(),
   reserved_cents: Type.Integer(),
   consumed_cents: Type.Integer(),
-  remaining_cents: Type.Integer({ description: 'amount − reserved − consumed; spendable only while funded or evidence is recorded.' }),
+  remaining_cents: Type.Integer({ description: 'amount − reserved − consumed while funded or evidence is recorded; 0 once settled.' }),
+  released_cents: Nullable(Type.Integer({ minimum: 0, description: 'Once settled: the part paid to the payee.' })),
+  refunded_cents: Nullable(Type.Integer({ minimum: 0, description: 'Once settled: the part returned to the principal.' })),
 });
 export type IntentBudget = Static<typeof IntentBudget>;
 
@@ -311,16 +322,24 @@ export const EvidenceAnswer = Type.Object(
 );
 export type EvidenceAnswer = Static<typeof EvidenceAnswer>;
 
-export const SettlementAction = Type.Enum(['release', 'refund'] as const);
+/** What a settlement did: all to the payee, all back to the principal, or part to each (docs/engine.md#the-split-rule). */
+export const settlementActions = ['release', 'refund', 'split'] as const;
+export const SettlementAction = Type.Enum(settlementActions);
 
-/** Confirm's optional body: a guard that refuses (409) when the rule implies the other action. */
+/** Confirm's optional body: a guard that refuses (409) when the rule implies another action. */
 export const ConfirmBody = Type.Object({ expected_action: Type.Optional(SettlementAction) }, { additionalProperties: false, examples: [confirmBodyExample] });
 export type ConfirmBody = Static<typeof ConfirmBody>;
 
 export const SettlementAnswer = Type.Object(
   {
     ...Intent.properties,
-    settlement: Type.Object({ action: SettlementAction, reason: Type.String(), transaction_id: Type.String() }),
+    settlement: Type.Object({
+      action: SettlementAction,
+      reason: Type.String(),
+      transaction_id: Type.String(),
+      released_cents: Type.Integer({ minimum: 0, description: 'The part paid to the payee.' }),
+      refunded_cents: Type.Integer({ minimum: 0, description: 'The part returned to the principal.' }),
+    }),
   },
   { examples: [settlementAnswerExample] },
 );

@@ -9,7 +9,7 @@ import { ledgerEventsExample } from './examples.ts';
 const Hex = Type.String({ pattern: '^[0-9a-f]*$' });
 
 /** The kinds of ledger transaction the engine posts (docs/ledger.md). */
-export const ledgerEventKinds = ['fund', 'release', 'refund'] as const;
+export const ledgerEventKinds = ['fund', 'release', 'refund', 'split'] as const;
 export type LedgerEventKind = (typeof ledgerEventKinds)[number];
 
 /** One ledger row: its columns, its body and both hashes, so an auditor recomputes the chain from these fields. */

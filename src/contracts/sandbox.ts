@@ -50,7 +50,7 @@ export type SandboxEvidenceBody = Static<typeof SandboxEvidenceBody>;
 export const SandboxIntentParams = Type.Object({ intent_id: Uuid });
 export type SandboxIntentParams = Static<typeof SandboxIntentParams>;
 
-const SettlementAction = Type.Union([Type.Literal('release'), Type.Literal('refund')]);
+const SettlementAction = Type.Union([Type.Literal('release'), Type.Literal('refund'), Type.Literal('split')]);
 const SettlementReason = Type.Union([Type.Literal('predicate_passed'), Type.Literal('predicate_failed'), Type.Literal('deadline_passed')]);
 
 export const SandboxBootstrapped = Type.Object(
@@ -102,7 +102,18 @@ export const SandboxEvidenceAnswer = Type.Object(
       { type: Type.String(), transaction_id: Type.String(), reason: SettlementReason },
       { additionalProperties: false },
     ),
-    settlement: Type.Object({ action: SettlementAction, reason: SettlementReason, transaction_id: Type.String() }, { additionalProperties: false }),
+    settlement: Type.Object(
+      {
+        action: SettlementAction,
+        reason: SettlementReason,
+        transaction_id: Type.String(),
+        released_cents: Type.Integer({ minimum: 0, description: 'The part paid to the payee.' }),
+        refunded_cents: Type.Integer({ minimum: 0, description: 'The part returned to the principal.' }),
+      },
+      { additionalProperties: false },
+    ),
+    released_cents: Type.Integer({ minimum: 0 }),
+    refunded_cents: Type.Integer({ minimum: 0 }),
     /** The tool call's action receipt and the intent's terminal agent receipt, exactly as signed. */
     agent_receipt: Type.Optional(SignedArtifact),
     agent_receipt_intent_terminal: Type.Optional(SignedArtifact),

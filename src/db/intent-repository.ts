@@ -1,6 +1,6 @@
 // Intents: insert, read (locked for a state change), list, and the state transitions of docs/engine.md#states.
 import type { Queryable, Statement } from '../infra/database.ts';
-import type { IntentState } from '../contracts/intents.ts';
+import type { IntentState, ReleaseMode } from '../contracts/intents.ts';
 import { safeIntegerOf } from './safe-integer.ts';
 
 // The states are part of the API contract; the lifecycle table (src/engine/lifecycle.ts) declares each, and the
@@ -38,9 +38,22 @@ export interface Intent {
   readonly fundedAt: Date | null;
   readonly evidenceRecordedAt: Date | null;
   readonly settledAt: Date | null;
+  /** How a passing rule settles (`full`, or `metered`: the cost at meteredCostPath); from the signed policy version. */
+  readonly releaseMode: ReleaseMode;
+  /** Under `metered`, where the payee's evidence carries the cost; null under `full`. */
+  readonly meteredCostPath: readonly string[] | null;
+  /** Under `metered`, the cost the payee's passing evidence signed (bounded by the amount); null before, or otherwise. */
+  readonly meteredCostCents: number | null;
+  /** Once settled: the part paid to the payee and the part returned (their sum is amountCents); null before. */
+  readonly releasedCents: number | null;
+  readonly refundedCents: number | null;
 }
 
-export type NewIntent = Omit<Intent, 'state' | 'principalKeyRegistered' | 'predicatePassed' | 'fundingReference' | 'createdAt' | 'fundedAt' | 'evidenceRecordedAt' | 'settledAt'>;
+export type NewIntent = Omit<
+  Intent,
+  'state' | 'principalKeyRegistered' | 'predicatePassed' | 'fundingReference' | 'createdAt' | 'fundedAt' | 'evidenceRecordedAt' | 'settledAt'
+  | 'meteredCostCents' | 'releasedCents' | 'refundedCents'
+>;
 
 /**
  * An intent its transaction holds the row lock of (read FOR UPDATE, or inserted), with the transaction's timestamp:
@@ -55,7 +68,7 @@ const columns = `tenant_id, intent_id, state, signing_version, principal_did, pr
   principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
   deadline, predicate_dsl, predicate_ref, policy_template_id, policy_version_seq, policy_content_digest,
   settlement_rail, allowed_tools, completion_preset_id, predicate_passed, funding_reference, created_at, funded_at,
-  evidence_recorded_at, settled_at`;
+  evidence_recorded_at, settled_at, release_mode, metered_cost_path, metered_cost_cents, released_cents, refunded_cents`;
 
 type IntentRow = Record<string, unknown>;
 
@@ -93,8 +106,15 @@ function toIntent(row: IntentRow): Intent {
     fundedAt: row.funded_at as Date | null,
     evidenceRecordedAt: row.evidence_recorded_at as Date | null,
     settledAt: row.settled_at as Date | null,
+    releaseMode: row.release_mode as ReleaseMode,
+    meteredCostPath: row.metered_cost_path as string[] | null,
+    meteredCostCents: nullableSafeInteger(row.metered_cost_cents, 'intents.metered_cost_cents'),
+    releasedCents: nullableSafeInteger(row.released_cents, 'intents.released_cents'),
+    refundedCents: nullableSafeInteger(row.refunded_cents, 'intents.refunded_cents'),
   };
 }
+
+const nullableSafeInteger = (value: unknown, column: string): number | null => (value === null || value === undefined ? null : safeIntegerOf(value as string, column));
 
 /** Inserts an open intent; a unique violation on `intents_pkey` means the intent id is taken. The statement itself
  * decides `principal_key_registered`: whether the principal's key is registered (and not revoked) for its DID. The
@@ -104,10 +124,10 @@ export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<Lo
     `INSERT INTO intents (tenant_id, intent_id, state, signing_version, principal_did, principal_pubkey, principal_signature,
        principal_key_registered, payee_did, payee_pubkey, budget, currency, amount_cents, evidence_schema, deadline_text,
        deadline, predicate_dsl, predicate_ref, policy_template_id, policy_version_seq, policy_content_digest,
-       settlement_rail, allowed_tools, completion_preset_id)
+       settlement_rail, allowed_tools, completion_preset_id, release_mode, metered_cost_path)
      VALUES ($1, $2, 'open', $3, $4, $5, $6,
        EXISTS (SELECT 1 FROM registered_keys WHERE tenant_id = $1 AND kind = 'principal' AND subject = $4 AND public_key = $5 AND revoked_at IS NULL),
-       $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+       $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
      RETURNING ${columns}`,
     [
       intent.tenantId, intent.intentId, intent.signingVersion, intent.principalDid, intent.principalPubkey,
@@ -115,7 +135,7 @@ export async function insertIntent(tx: Queryable, intent: NewIntent): Promise<Lo
       JSON.stringify(intent.budget), intent.currency, intent.amountCents, JSON.stringify(intent.evidenceSchema),
       intent.deadlineText, intent.deadline, JSON.stringify(intent.predicateDsl), intent.predicateRef,
       intent.policyTemplateId, intent.policyVersionSeq, intent.policyContentDigest, intent.settlementRail,
-      intent.allowedTools, intent.completionPresetId,
+      intent.allowedTools, intent.completionPresetId, intent.releaseMode, intent.meteredCostPath,
     ],
   );
   const inserted = toIntent(rows[0]!);
@@ -175,17 +195,25 @@ export function queueFundedTransition(tx: Queryable, intent: LockedIntent, fundi
   return { ...intent, state: 'funded', fundedAt: intent.transactionTime, fundingReference };
 }
 
-/** Queues the transition of a locked `funded` intent to `evidence_recorded`; answers the intent as it will be. */
-export function queueEvidenceRecordedTransition(tx: Queryable, intent: LockedIntent, predicatePassed: boolean): LockedIntent {
-  queueTransition(tx, intent, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3`, [predicatePassed]);
-  return { ...intent, state: 'evidence_recorded', evidenceRecordedAt: intent.transactionTime, predicatePassed };
+/** Queues the transition of a locked `funded` intent to `evidence_recorded`, with the verdict and, under metered
+ * release, the cost the payee signed; answers the intent as it will be. */
+export function queueEvidenceRecordedTransition(tx: Queryable, intent: LockedIntent, predicatePassed: boolean, meteredCostCents: number | null = null): LockedIntent {
+  queueTransition(tx, intent, 'funded', `state = 'evidence_recorded', evidence_recorded_at = now(), predicate_passed = $3, metered_cost_cents = $4`, [predicatePassed, meteredCostCents]);
+  return { ...intent, state: 'evidence_recorded', evidenceRecordedAt: intent.transactionTime, predicatePassed, meteredCostCents };
+}
+
+/** The two parts of a settlement: paid to the payee, returned to the principal (their sum is the amount). */
+export interface SettledParts {
+  readonly releasedCents: number;
+  readonly refundedCents: number;
 }
 
 /** Queues the settlement of a locked intent: its transition to `to`, a terminal state of the lifecycle table, with
- * the time it settled; answers the intent as it will be. */
-export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: IntentState): LockedIntent {
-  queueTransition(tx, intent, intent.state, `state = $3, settled_at = now()`, [to]);
-  return { ...intent, state: to, settledAt: intent.transactionTime };
+ * the time it settled and its parts (the table's CHECK holds them to the state and the amount); answers the intent
+ * as it will be. */
+export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: IntentState, parts: SettledParts): LockedIntent {
+  queueTransition(tx, intent, intent.state, `state = $3, settled_at = now(), released_cents = $4, refunded_cents = $5`, [to, parts.releasedCents, parts.refundedCents]);
+  return { ...intent, state: to, settledAt: intent.transactionTime, ...parts };
 }
 
 /** Queues a check that the intent is still in `state`, to travel with COMMIT: a command's second phase, which holds

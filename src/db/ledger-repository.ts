@@ -133,6 +133,8 @@ export interface IntentLedgerFacts {
   /** Exactly as stored, as a row's amount is. */
   readonly amountCents: bigint;
   readonly currency: string;
+  /** Once settled, the part paid to the payee (null before). */
+  readonly releasedCents: bigint | null;
 }
 
 /** Up to `limit` intents with ids after `afterIntentId` (undefined: from the start), in id order. */
@@ -142,8 +144,8 @@ export async function listIntentLedgerFacts(
   afterIntentId: string | undefined,
   limit: number,
 ): Promise<IntentLedgerFacts[]> {
-  const { rows } = await tx.query<{ intent_id: string; state: string; amount_cents: string; currency: string }>(
-    `SELECT intent_id, state, amount_cents, currency FROM intents
+  const { rows } = await tx.query<{ intent_id: string; state: string; amount_cents: string; currency: string; released_cents: string | null }>(
+    `SELECT intent_id, state, amount_cents, currency, released_cents FROM intents
      WHERE tenant_id = $1 AND ($2::uuid IS NULL OR intent_id > $2::uuid) ORDER BY intent_id LIMIT $3`,
     [tenantId, afterIntentId ?? null, limit],
   );
@@ -152,5 +154,6 @@ export async function listIntentLedgerFacts(
     state: row.state,
     amountCents: BigInt(row.amount_cents),
     currency: row.currency,
+    releasedCents: row.released_cents === null ? null : BigInt(row.released_cents),
   }));
 }

@@ -147,3 +147,22 @@ export async function listSpendDecisions(
     hasMore: rows.length > page.limit,
   };
 }
+
+/** Queues, to travel with COMMIT after the settling transition, the close of an intent's open reservations: a
+ * settlement ends what its capability may spend, so every decision still `reserved` becomes `consumed` while it
+ * fits, oldest first, within the part released to the payee (less what is consumed already), and `released` back
+ * otherwise. A refund (0 released) releases them all. */
+export function queueSpendReservationsClose(tx: Queryable, tenantId: string, intentId: string, releasedCents: number): void {
+  tx.beforeCommit({
+    text: `WITH open_decisions AS (
+             SELECT decision_id, sum(requested_cents) OVER (ORDER BY created_at, decision_id) AS running
+             FROM spend_decisions WHERE tenant_id = $1 AND intent_id = $2 AND status = 'reserved'),
+           consumed AS (
+             SELECT coalesce(sum(requested_cents), 0) AS cents FROM spend_decisions WHERE tenant_id = $1 AND intent_id = $2 AND status = 'consumed')
+           UPDATE spend_decisions d
+           SET status = CASE WHEN consumed.cents + open_decisions.running <= $3 THEN 'consumed' ELSE 'released' END, completed_at = now()
+           FROM open_decisions, consumed
+           WHERE d.tenant_id = $1 AND d.decision_id = open_decisions.decision_id`,
+    values: [tenantId, intentId, releasedCents],
+  });
+}

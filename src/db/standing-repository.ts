@@ -3,7 +3,9 @@
 import type { IntentState } from '../contracts/intents.ts';
 import type { Queryable } from '../infra/database.ts';
 
-export type StandingOutcome = 'released' | 'refunded' | 'expired';
+/** A split counts as a delivery (`released_count`, and `split_count` among them), its parts added to the released
+ * and refunded sums. */
+export type StandingOutcome = 'released' | 'split' | 'refunded' | 'expired';
 
 /** Buckets of the funding-to-terminal histogram, by lower bound in seconds; the SQL function
  * standing_duration_bucket holds the same bounds. */
@@ -99,10 +101,17 @@ export async function readStandingSnapshot(tx: Queryable, tenantId: string, oper
 }
 
 const bucketCounts = durationBucketLowerBoundsSeconds.map((_, index) => `count(*) FILTER (WHERE bucket = ${index + 1})`).join(', ');
-const sums = ['released', 'refunded', 'expired']
-  .map((outcome) => `count(*) FILTER (WHERE outcome = '${outcome}')`)
-  .concat(['released', 'refunded', 'expired'].map((outcome) => `coalesce(sum(amount_cents) FILTER (WHERE outcome = '${outcome}'), 0)`))
-  .join(', ');
+// In the tables' column order: the counts (a split counted as released), then the sums of the parts each outcome
+// moved (a split's released part to released, its refunded part to refunded).
+const sums = [
+  `count(*) FILTER (WHERE outcome IN ('released', 'split'))`,
+  `count(*) FILTER (WHERE outcome = 'refunded')`,
+  `count(*) FILTER (WHERE outcome = 'expired')`,
+  `coalesce(sum(released_cents) FILTER (WHERE outcome IN ('released', 'split')), 0)`,
+  `coalesce(sum(refunded_cents) FILTER (WHERE outcome IN ('refunded', 'split')), 0)`,
+  `coalesce(sum(amount_cents) FILTER (WHERE outcome = 'expired'), 0)`,
+].join(', ');
+const splitCount = `count(*) FILTER (WHERE outcome = 'split')`;
 /**
  * The outcome of an intent in each terminal state, as an SQL expression over its row, classified as the settling
  * transaction classified it: a release; a refund after evidence (predicate_passed false); a refund without
@@ -112,6 +121,7 @@ const sums = ['released', 'refunded', 'expired']
 export const standingOutcomeSqlByState = {
   released: `'released'`,
   refunded: `CASE WHEN predicate_passed IS NULL THEN 'expired' ELSE 'refunded' END`,
+  resolved_split: `'split'`,
 } as const satisfies Partial<Record<IntentState, string>>;
 export type StandingSettledState = keyof typeof standingOutcomeSqlByState;
 
@@ -119,7 +129,7 @@ const standingOutcomeSql = `CASE state ${Object.entries(standingOutcomeSqlByStat
 const standingSettledStatesSql = Object.keys(standingOutcomeSqlByState).map((state) => `'${state}'`).join(', ');
 // Each terminal intent once, with its outcome.
 const settledIntents = `WITH settled AS (
-  SELECT payee_did, currency, amount_cents, coalesce(funded_at, settled_at) AS funded_at, settled_at,
+  SELECT payee_did, currency, amount_cents, released_cents, refunded_cents, coalesce(funded_at, settled_at) AS funded_at, settled_at,
     ${standingOutcomeSql} AS outcome,
     standing_duration_bucket(extract(epoch FROM settled_at - coalesce(funded_at, settled_at))) AS bucket
   FROM intents WHERE tenant_id = $1 AND state IN (${standingSettledStatesSql}))`;
@@ -132,14 +142,14 @@ export async function rebuildStandingAggregates(tx: Queryable, tenantId: string)
   await tx.query(
     `${settledIntents}
      INSERT INTO standing_operator_totals
-     SELECT $1, payee_did, currency, ${sums}, ARRAY[${bucketCounts}]::bigint[], min(funded_at), max(settled_at)
+     SELECT $1, payee_did, currency, ${sums}, ARRAY[${bucketCounts}]::bigint[], min(funded_at), max(settled_at), ${splitCount}
      FROM settled GROUP BY payee_did, currency`,
     [tenantId],
   );
   const dayRows = await tx.query(
     `${settledIntents}
      INSERT INTO standing_operator_days
-     SELECT $1, payee_did, (settled_at AT TIME ZONE 'UTC')::date, currency, ${sums}, ARRAY[${bucketCounts}]::bigint[]
+     SELECT $1, payee_did, (settled_at AT TIME ZONE 'UTC')::date, currency, ${sums}, ARRAY[${bucketCounts}]::bigint[], ${splitCount}
      FROM settled GROUP BY payee_did, (settled_at AT TIME ZONE 'UTC')::date, currency`,
     [tenantId],
   );

@@ -1,5 +1,5 @@
 // The engine's extension points: what other modules do, in the same transaction, when an intent reaches a
-// terminal state (released or refunded). Receipts and standing aggregates hang here, so that there is never a
+// terminal state (released, refunded or resolved_split). Receipts and standing aggregates hang here, so that there is never a
 // terminal intent without them, nor them without the ledger posting. The effects are composed once, in app.ts,
 // and handed to every caller that can settle an intent (the confirm route, the sandbox evidence route, the
 // maintenance sweeper); the engine knows their shape, not the modules behind them.
@@ -9,9 +9,9 @@ import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
 
 export interface TerminalTransition {
-  /** The intent as it now stands (state `released` or `refunded`). */
+  /** The intent as it now stands (a terminal state, its released and refunded parts set). */
   readonly intent: Intent;
-  readonly action: 'release' | 'refund';
+  readonly action: 'release' | 'refund' | 'split';
   readonly reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed';
   /** The ledger transaction that moved the escrow, committed with this transaction. */
   readonly transactionId: string;

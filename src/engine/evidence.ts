@@ -37,6 +37,6 @@ export async function recordEvidence(
   const intent = await lockForCommand(tx, tenantId, intentId, 'evidence');
   const decision = decideEvidence(intent, tenantId, body, nowMs);
   queueEvidenceInsert(tx, tenantId, { ...decision.record, externalAttestations: provenance.externalAttestations, agentRunId: provenance.agentRunId });
-  const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed);
+  const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed, decision.meteredCostCents);
   return { intent: recorded, evaluation: decision.evaluation, payloadDigestHex: decision.payloadDigestHex, artifactsDigestHex: decision.artifactsDigestHex };
 }

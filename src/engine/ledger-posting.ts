@@ -1,4 +1,4 @@
-// Posting to the double-entry ledger (docs/ledger.md "Posting"): the account names, the three transaction shapes,
+// Posting to the double-entry ledger (docs/ledger.md "Posting"): the account names, the four transaction shapes,
 // the checks every transaction passes, and the queued append of one balanced transaction inside the caller's tenant
 // transaction. The engine posts through here; the ledger service (src/services/ledger-service.ts) reads the tip and
 // signs checkpoints, and the verifier applies the same checks to what is stored.
@@ -33,11 +33,17 @@ const currencyPattern = /^[a-z]{3}$/;
 type AccountRule = (account: string, intentId: string) => boolean;
 const isOwnEscrow: AccountRule = (account, intentId) => account === ledgerAccounts.escrow(intentId);
 
-/** Which accounts each kind of transaction debits and credits: fund escrow ← rail, release and refund escrow →. */
+/** Which accounts each kind of transaction debits and credits: fund escrow ← rail, release and refund escrow →, split
+ * escrow → payee and principal. */
 const transactionShapes: Record<LedgerEventKind, { readonly debit: AccountRule; readonly credit: AccountRule; readonly text: string }> = {
   fund: { debit: isOwnEscrow, credit: (account) => railFundingPattern.test(account), text: 'debit intent:<intent_id>:escrow, credit rail:<rail>:funding' },
   release: { debit: (account) => payeePayablePattern.test(account), credit: isOwnEscrow, text: 'debit payee:<did>:payable, credit intent:<intent_id>:escrow' },
   refund: { debit: (account) => payerRefundPattern.test(account), credit: isOwnEscrow, text: 'debit payer:<did>:refund, credit intent:<intent_id>:escrow' },
+  split: {
+    debit: (account) => payeePayablePattern.test(account) || payerRefundPattern.test(account),
+    credit: isOwnEscrow,
+    text: 'debit payee:<did>:payable and payer:<did>:refund, credit intent:<intent_id>:escrow',
+  },
 };
 
 export interface LedgerEntry {
@@ -97,6 +103,13 @@ export function ledgerTransactionProblems(transaction: {
     }
   });
   if (totals.debit !== totals.credit) problems.push(`is unbalanced: debits ${totals.debit}, credits ${totals.credit}`);
+  if (eventKind === 'split') {
+    // A split is one payee part, one principal part and the escrow emptied: both parts present, each once.
+    const debited = (pattern: RegExp) => entries.filter((entry) => entry.side === 'debit' && pattern.test(entry.account)).length;
+    if (entries.length !== 3 || debited(payeePayablePattern) !== 1 || debited(payerRefundPattern) !== 1) {
+      problems.push('is a split without exactly one payee debit, one payer debit and one escrow credit');
+    }
+  }
   return problems;
 }
 

@@ -34,6 +34,7 @@ export const states = {
   evidence_recorded: { terminal: false, capabilityLive: true },
   released: { terminal: true, capabilityLive: false },
   refunded: { terminal: true, capabilityLive: false },
+  resolved_split: { terminal: true, capabilityLive: false },
 } as const satisfies { readonly [State in IntentState]: StateDeclaration };
 
 /** The states in the contract's order. */
@@ -41,7 +42,7 @@ export const lifecycleStates: readonly IntentState[] = intentStates;
 
 export const isIntentState = (value: string): value is IntentState => (lifecycleStates as readonly string[]).includes(value);
 
-/** The states whose declaration says terminal (`released`, `refunded` today). */
+/** The states whose declaration says terminal (`released`, `refunded`, `resolved_split` today). */
 export type TerminalState = { [State in IntentState]: (typeof states)[State]['terminal'] extends true ? State : never }[IntentState];
 
 export const isTerminalState = (state: IntentState): state is TerminalState => states[state].terminal;
@@ -67,9 +68,12 @@ export type AccountRole = 'escrow' | 'railFunding' | 'payeePayable' | 'payerRefu
 
 export interface PostingShape {
   readonly eventKind: LedgerEventKind;
-  /** The account debited and the account credited, each with the intent's whole amount. */
+  /** The account debited and the account credited, each with the intent's whole amount; with a `remainder`, the debit
+   * is the released part only. */
   readonly debit: AccountRole;
   readonly credit: AccountRole;
+  /** A split's second debit: the account that takes the rest of the amount (the refunded part). */
+  readonly remainder?: AccountRole;
 }
 
 /** The receipts a transition issues, built by the terminal effects (composed in src/app.ts). */
@@ -117,6 +121,8 @@ export const settlerRoles = ['admin', 'operator'] as const satisfies readonly Ro
 const fundPosting: PostingShape = { eventKind: 'fund', debit: 'escrow', credit: 'railFunding' };
 const releasePosting: PostingShape = { eventKind: 'release', debit: 'payeePayable', credit: 'escrow' };
 const refundPosting: PostingShape = { eventKind: 'refund', debit: 'payerRefund', credit: 'escrow' };
+/** Part to the payee, the rest back to the principal, the escrow emptied: one balanced transaction of three entries. */
+const splitPosting: PostingShape = { eventKind: 'split', debit: 'payeePayable', remainder: 'payerRefund', credit: 'escrow' };
 const terminalReceipts: readonly ReceiptName[] = ['settlement_receipt', 'agent_receipt_terminal'];
 
 export const lifecycle = {
@@ -145,6 +151,7 @@ export const lifecycle = {
     transitions: [
       { from: ['evidence_recorded'], to: 'released', when: 'the rule passed', posting: releasePosting, receipts: terminalReceipts },
       { from: ['evidence_recorded'], to: 'refunded', when: 'the rule failed', posting: refundPosting, receipts: terminalReceipts },
+      { from: ['evidence_recorded'], to: 'resolved_split', when: 'the rule passed, metered: the payee-signed cost is above 0 and below the amount', posting: splitPosting, receipts: terminalReceipts },
       { from: ['funded'], to: 'refunded', when: 'the deadline passed', posting: refundPosting, receipts: terminalReceipts },
     ],
   },
@@ -168,6 +175,7 @@ export const lifecycle = {
     transitions: [
       { from: ['funded'], to: 'released', when: 'the rule passed (evidence recorded and settled at once)', posting: releasePosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
       { from: ['funded'], to: 'refunded', when: 'the rule failed (evidence recorded and settled at once)', posting: refundPosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
+      { from: ['funded'], to: 'resolved_split', when: 'the rule passed, metered, at a cost between 0 and the amount (evidence recorded and settled at once)', posting: splitPosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
     ],
   },
 } as const satisfies Record<string, LifecycleCommand>;
@@ -267,8 +275,14 @@ function deriveLedgerActivity(): Record<IntentState, LedgerActivity> {
 }
 
 /** The ledger entries of a posting shape for `intent`: the whole amount, debited from one account, credited to the
- * other. `rail` names the rail's funding account (fund only). */
-export function postingEntries(shape: PostingShape, intent: Pick<Intent, 'intentId' | 'payeeDid' | 'principalDid' | 'amountCents'>, rail: string): LedgerEntry[] {
+ * other; for a split, the escrow credited with the whole amount and debited to the payee (`releasedCents`) and the
+ * principal (the rest). `rail` names the rail's funding account (fund only). */
+export function postingEntries(
+  shape: PostingShape,
+  intent: Pick<Intent, 'intentId' | 'payeeDid' | 'principalDid' | 'amountCents'>,
+  rail: string,
+  releasedCents?: number,
+): LedgerEntry[] {
   const account = (role: AccountRole): string => {
     switch (role) {
       case 'escrow': return ledgerAccounts.escrow(intent.intentId);
@@ -277,6 +291,16 @@ export function postingEntries(shape: PostingShape, intent: Pick<Intent, 'intent
       case 'payerRefund': return ledgerAccounts.payerRefund(intent.principalDid);
     }
   };
+  if (shape.remainder !== undefined) {
+    if (releasedCents === undefined || !Number.isSafeInteger(releasedCents) || releasedCents <= 0 || releasedCents >= intent.amountCents) {
+      throw new Error(`a ${shape.eventKind} posting needs a released part above 0 and below ${intent.amountCents}, not ${releasedCents}`);
+    }
+    return [
+      { account: account(shape.debit), side: 'debit', amountCents: releasedCents },
+      { account: account(shape.remainder), side: 'debit', amountCents: intent.amountCents - releasedCents },
+      { account: account(shape.credit), side: 'credit', amountCents: intent.amountCents },
+    ];
+  }
   return [
     { account: account(shape.debit), side: 'debit', amountCents: intent.amountCents },
     { account: account(shape.credit), side: 'credit', amountCents: intent.amountCents },

@@ -57,7 +57,7 @@ export async function submitGuardrailEvidence(
   const intent = await lockGuardrailIntent(tx, tenantId, intentId);
   const decision = decideSandboxEvidence(intent, body, nowMs);
   queueEvidenceInsert(tx, tenantId, decision.record);
-  const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed);
+  const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed, decision.meteredCostCents);
   const settlement = await settleIntent(tx, recorded, effects, { command: 'sandboxEvidence', nowMs, toolCall: decision.toolCall });
   return sandboxEvidenceAnswer({ tenantId, intentId, body }, intent, decision, settlement);
 }

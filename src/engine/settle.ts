@@ -1,17 +1,27 @@
 // Settlement (docs/engine.md#settlement--post-harborintentsidsettlementconfirm), shared by the commands that settle
-// (confirm, expire, sandbox evidence): what the stored evaluation implies, decided (src/engine/decide.ts) — passed →
-// release to the payee, failed → refund to the principal, a funded intent past its deadline refunded — then the
-// transition, the ledger posting and the terminal effects written, to commit together.
+// (confirm, expire, sandbox evidence) and by any caller that settles for a part it names (an operator's resolution, a
+// rail's capture of part): what the stored evaluation implies, or the part named, decided (src/engine/decide.ts) —
+// the whole amount released to the payee, all refunded to the principal, or split between them — then the
+// transition, the one ledger posting and the terminal effects written, to commit together.
 import { randomUUID } from 'node:crypto';
 import { runTerminalEffects, type AnswerFields, type EngineEffects, type ToolCall } from './effects.ts';
 import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
 import { queueSettlementInstruction } from '../db/rail-instruction-repository.ts';
+import { queueSpendReservationsClose } from '../db/spend-decision-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Queryable } from '../infra/database.ts';
 import { lockForCommand } from './pipeline.ts';
 import { queueLedgerTransaction } from './ledger-posting.ts';
-import { decideSettlement, type SettlementAction, type SettlementReason, type SettlingCommand } from './decide.ts';
-import { postingEntries } from './lifecycle.ts';
+import {
+  decideSettlement,
+  decideSettlementOf,
+  railInstructionsOf,
+  type SettlementAction,
+  type SettlementDecision,
+  type SettlementReason,
+  type SettlingCommand,
+} from './decide.ts';
+import { postingEntries, type CommandName } from './lifecycle.ts';
 
 export type { SettlementAction, SettlementReason, SettlingCommand };
 
@@ -19,50 +29,102 @@ export interface Settlement {
   readonly intent: Intent;
   readonly action: SettlementAction;
   readonly reason: SettlementReason;
+  /** The part paid to the payee and the part returned to the principal. */
+  readonly releasedCents: number;
+  readonly refundedCents: number;
   /** The ledger transaction that moves the escrow; its rows land with the commit. */
   readonly transactionId: string;
   /** What the terminal effects (receipts, standing) add to the answer. */
   readonly answerFields: AnswerFields;
 }
 
-/** What a live rail is instructed to do for each settlement action. */
-const instructionKinds = { release: 'payout', refund: 'refund' } as const satisfies Record<SettlementAction, 'payout' | 'refund'>;
+/** How a settlement's money leaves a live rail. The default records the rail instructions (a payout of the payee's
+ * part, a refund of the rest) for the sweeper to carry out (docs/rails.md#live-rails); a rail that holds the escrow
+ * itself (an authorization to capture) supplies its own, recorded in the same transaction. */
+export type SettlementPayout = (tx: Queryable, intent: Intent, decision: SettlementDecision) => void;
 
-/** Moves the escrow of a locked intent to the payee or back to the principal, records the new state, and runs the
- * terminal effects in the same transaction, as `command`'s transition in the lifecycle table says. */
+export const instructRail: SettlementPayout = (tx, intent, decision) => {
+  for (const instruction of railInstructionsOf(decision)) {
+    queueSettlementInstruction(tx, intent.tenantId, intent.intentId, instruction.kind, instruction.amountCents, intent.currency);
+  }
+};
+
+export interface SettleOptions {
+  readonly nowMs?: number;
+  readonly toolCall?: ToolCall;
+  /** How the money leaves a live rail; default `instructRail`. */
+  readonly payout?: SettlementPayout;
+}
+
+/** Moves the escrow of a locked intent to the payee, back to the principal, or part to each, as the stored evaluation
+ * implies under `command`'s transitions; records the new state and runs the terminal effects in the same transaction. */
 export async function settleIntent(
   tx: Queryable,
   intent: LockedIntent,
   effects: EngineEffects,
-  options: { command: SettlingCommand; nowMs?: number; toolCall?: ToolCall; expectedAction?: SettlementAction | undefined },
+  options: SettleOptions & { command: SettlingCommand; expectedAction?: SettlementAction | undefined },
 ): Promise<Settlement> {
-  const { command, nowMs = Date.now(), toolCall } = options;
-  const { action, reason, to, transition } = decideSettlement(intent, nowMs, command);
-  if (options.expectedAction !== undefined && options.expectedAction !== action) {
-    // Refused before anything is written: confirm's guard against settling the other way.
+  const nowMs = options.nowMs ?? Date.now();
+  const decision = decideSettlement(intent, nowMs, options.command);
+  if (options.expectedAction !== undefined && options.expectedAction !== decision.action) {
+    // Refused before anything is written: confirm's guard against settling another way.
     throw new ServiceError('intent.invalid_state', {
-      message: `The release rule implies ${action}, not ${options.expectedAction}.`,
-      details: { implied_action: action },
+      message: `The release rule implies ${decision.action}, not ${options.expectedAction}.`,
+      details: { implied_action: decision.action },
     });
   }
+  return writeSettlement(tx, intent, decision, effects, { ...options, nowMs });
+}
+
+/**
+ * The engine's entry for a settlement whose released part someone else decided (an operator resolving a held intent,
+ * a rail that captured part of its hold): releases `releasedCents` (checked by the caller: `checkReleasedCents`) to
+ * the payee and refunds the rest, by `command`'s transition from the intent's state (or `from`) to `released`,
+ * `refunded` or `resolved_split`. The intent is locked by the caller, in `tx`.
+ */
+export async function settleIntentFor(
+  tx: Queryable,
+  intent: LockedIntent,
+  effects: EngineEffects,
+  settlement: SettleOptions & { command: CommandName; releasedCents: number; reason: SettlementReason; from?: Intent['state'] },
+): Promise<Settlement> {
+  const decision = decideSettlementOf(intent, settlement.command, settlement);
+  return writeSettlement(tx, intent, decision, effects, { ...settlement, nowMs: settlement.nowMs ?? Date.now() });
+}
+
+/** Writes a decided settlement: the state and its parts, the one balanced ledger transaction, how the money leaves a
+ * live rail, and the terminal effects. */
+async function writeSettlement(
+  tx: Queryable,
+  intent: LockedIntent,
+  decision: SettlementDecision,
+  effects: EngineEffects,
+  options: SettleOptions & { nowMs: number },
+): Promise<Settlement> {
+  const { action, reason, releasedCents, refundedCents, to, transition } = decision;
   const posting = transition.posting!;
   const transactionId = randomUUID();
-  const settled = queueSettledTransition(tx, intent, to);
+  // From the state the intent will be in when this runs: a command that records and settles in one step (sandbox
+  // evidence) hands in the intent with its first move queued.
+  const settled = queueSettledTransition(tx, intent, to, { releasedCents, refundedCents });
   queueLedgerTransaction(tx, intent.tenantId, {
     transactionId,
     intentId: intent.intentId,
     eventKind: posting.eventKind,
     currency: intent.currency,
-    entries: postingEntries(posting, intent, intent.settlementRail),
+    entries: postingEntries(posting, intent, intent.settlementRail, releasedCents),
   });
-  // A live rail's funding holds the money outside this service: the payout or refund is instructed to that rail,
-  // recorded here with the posting, carried out by the sweeper (docs/rails.md#live-rails).
-  queueSettlementInstruction(tx, intent.tenantId, intent.intentId, instructionKinds[action], intent.amountCents, intent.currency);
+  // The capability can spend no more: its open reservations are consumed within the released part, or released back.
+  queueSpendReservationsClose(tx, intent.tenantId, intent.intentId, releasedCents);
+  // A live rail's funding holds the money outside this service: the payee's part and the rest leave through the
+  // rail, recorded here with the posting (docs/rails.md#live-rails).
+  (options.payout ?? instructRail)(tx, settled, decision);
+  const { toolCall, nowMs } = options;
   const answerFields = await runTerminalEffects(tx, { intent: settled, action, reason, transactionId, nowMs, ...(toolCall ? { toolCall } : {}) }, effects);
-  return { intent: settled, action, reason, transactionId, answerFields };
+  return { intent: settled, action, reason, releasedCents, refundedCents, transactionId, answerFields };
 }
 
-/** The `confirm` command: `expectedAction`, when given, refuses (409, nothing moved) if the rule implies the other. */
+/** The `confirm` command: `expectedAction`, when given, refuses (409, nothing moved) if the rule implies another. */
 export async function confirmSettlement(
   tx: Queryable,
   tenantId: string,

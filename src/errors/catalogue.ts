@@ -167,6 +167,7 @@ export const errorCatalogue = {
   'intent.invalid_state': { status: 409, message: 'The intent is not in a state that allows this operation.' },
   'intent.deadline_passed': { status: 409, message: "The intent's deadline has passed; confirm settlement to refund it." },
   'intent.deadline_invalid': { status: 422, message: 'The deadline must be a time in the future.' },
+  'settlement.released_amount_invalid': { status: 422, message: 'The released part of a settlement is an integer from 0 to the intent\'s amount_cents; details give both.' },
   'intent.predicate_missing': { status: 400, message: 'A signing version 6 intent needs predicate_dsl or predicate_ref.' },
   'intent.predicate_conflict': { status: 400, message: 'predicate_dsl and predicate_ref name different rules; send one of them, or both naming the same rule.' },
   'intent.policy_binding_invalid': { status: 422, message: "The policy binding does not name this tenant's current head of that template." },

@@ -21,6 +21,12 @@ export interface TemplateParameter {
   /** Inclusive bounds of an integer parameter. */
   readonly minimum?: number;
   readonly maximum?: number;
+  /** The values a string parameter may take, when it names a choice. */
+  readonly values?: readonly string[];
+  /** Left out of the materialized parameters when not given (its default applies all the same): a parameter added
+   * after versions were drafted, so that a version drafted without it keeps the parameters, and the content digest,
+   * it always had. */
+  readonly optional?: boolean;
 }
 
 export interface ManagedTemplate {
@@ -43,6 +49,10 @@ export interface MaterializedTemplate {
   readonly humanSummary: string;
   readonly compiled: CompiledPredicate;
 }
+
+/** How a passing rule settles: the whole amount, or (`metered`, completion_budget_v1) the cost the payee signed. */
+export const releaseModes = ['full', 'metered'] as const;
+export type ReleaseMode = (typeof releaseModes)[number];
 
 const path = (parameters: TemplateParameters, name: string): EvidencePath => parameters[name] as EvidencePath;
 const where = (parameters: TemplateParameters, name: string): string => humanPath(path(parameters, name));
@@ -75,6 +85,8 @@ export const managedTemplates: readonly ManagedTemplate[] = deepFreeze([
       { name: 'status_path', type: 'string[]', defaultValue: ['status'] },
       { name: 'expected_status', type: 'string', defaultValue: 'completed' },
       { name: 'cost_path', type: 'string[]', defaultValue: ['cost_cents'] },
+      // docs/engine.md#the-split-rule: `metered` releases the cost at cost_path and refunds the rest.
+      { name: 'release_mode', type: 'string', defaultValue: 'full', values: releaseModes, optional: true },
     ],
     buildRoot: (p) => ({
       op: 'and',
@@ -85,7 +97,8 @@ export const managedTemplates: readonly ManagedTemplate[] = deepFreeze([
     }),
     summarize: (p) =>
       `Releases when evidence ${where(p, 'status_path')} equals ${literal(p, 'expected_status')} and evidence ` +
-      `${where(p, 'cost_path')} is an integer no greater than the intent amount_cents.`,
+      `${where(p, 'cost_path')} is an integer no greater than the intent amount_cents` +
+      (p['release_mode'] === 'metered' ? `; releases that cost to the payee and refunds the rest.` : '.'),
   },
   {
     templateId: 'api_response_v1',
@@ -191,6 +204,7 @@ function resolveParameters(template: ManagedTemplate, given: unknown): TemplateP
   }
   const resolved: Record<string, TemplateParameterValue> = {};
   for (const parameter of template.parameters) {
+    if (parameter.optional === true && !Object.hasOwn(given, parameter.name)) continue;
     const value = Object.hasOwn(given, parameter.name) ? given[parameter.name] : parameter.defaultValue;
     resolved[parameter.name] = checkParameter(parameter, value);
   }
@@ -212,6 +226,9 @@ function checkParameter(parameter: TemplateParameter, value: unknown): TemplateP
       if (typeof value !== 'string' || value.length > templateStringParameterLengthMax) {
         parameterInvalid({ parameter: name, expected: `string of at most ${templateStringParameterLengthMax} characters` });
       }
+      if (parameter.values !== undefined && !parameter.values.includes(value)) {
+        parameterInvalid({ parameter: name, expected: `one of ${parameter.values.join(', ')}` });
+      }
       return value;
     case 'integer': {
       const minimum = parameter.minimum ?? Number.MIN_SAFE_INTEGER;
@@ -226,4 +243,13 @@ function checkParameter(parameter: TemplateParameter, value: unknown): TemplateP
 
 function parameterInvalid(details: PredicateErrorDetails): never {
   throw new PredicateError('policy.parameter_invalid', details);
+}
+
+/** How an intent bound to `templateId` with these (materialized) parameters settles on a passing rule, and under
+ * `metered` where the evidence carries the cost. Only completion_budget_v1 meters: its rule holds the cost to an
+ * integer within the amount (budget_cap at cost_path), so the part it releases rests on what the payee signed. */
+export function releaseTermsOf(templateId: string, parameters: Readonly<Record<string, unknown>>): { releaseMode: ReleaseMode; meteredCostPath: readonly string[] | null } {
+  if (templateId !== 'completion_budget_v1' || parameters['release_mode'] !== 'metered') return { releaseMode: 'full', meteredCostPath: null };
+  const costPath = parameters['cost_path'] ?? ['cost_cents'];
+  return { releaseMode: 'metered', meteredCostPath: [...(costPath as string[])] };
 }

@@ -107,7 +107,8 @@ const paymentOf = (intent: Intent): Record<string, unknown> => ({
 
 /** The receipt's `settlement_outcome` of each terminal state (a state the lifecycle table adds as terminal does not
  * compile until it has one); the receipt leaves it out before a terminal state. */
-const settlementOutcomes = { released: 'SETTLED', refunded: 'REVERSED' } as const satisfies Record<TerminalState, 'SETTLED' | 'REVERSED' | 'FAILED'>;
+// A split settled: the payee was paid its part (the rest returned is the settlement receipt's to show).
+const settlementOutcomes = { released: 'SETTLED', refunded: 'REVERSED', resolved_split: 'SETTLED' } as const satisfies Record<TerminalState, 'SETTLED' | 'REVERSED' | 'FAILED'>;
 
 const settlementOutcomeOf = (intent: Intent): string | undefined => (isTerminalState(intent.state) ? settlementOutcomes[intent.state] : undefined);
 

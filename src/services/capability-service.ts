@@ -21,7 +21,7 @@ import {
   type SpendOutcome,
   type SpendTotals,
 } from '../db/spend-decision-repository.ts';
-import { capabilityLiveStates } from '../engine/lifecycle.ts';
+import { capabilityLiveStates, isTerminalState } from '../engine/lifecycle.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import { verifyReasonCodesMax } from '../limits.ts';
 import type { Queryable } from '../infra/database.ts';
@@ -248,6 +248,9 @@ export async function readIntentBudget(tx: Queryable, tenantId: string, intentId
     amount_cents: intent.amountCents,
     reserved_cents: safeIntegerOf(totals.reservedCents, 'reserved_cents'),
     consumed_cents: safeIntegerOf(totals.consumedCents, 'consumed_cents'),
-    remaining_cents: safeIntegerOf(BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents, 'remaining_cents'),
+    // A settled intent can spend nothing more: its reservations were closed by the settlement (reserved 0).
+    remaining_cents: isTerminalState(intent.state) ? 0 : safeIntegerOf(BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents, 'remaining_cents'),
+    released_cents: intent.releasedCents,
+    refunded_cents: intent.refundedCents,
   };
 }

@@ -28,6 +28,7 @@ export interface LedgerVerifyReport {
 }
 
 const sideNames: Record<number, LedgerSideName> = { 0: 'debit', 1: 'credit' };
+const isPayeeAccount = (account: string): boolean => account.startsWith('payee:') && account.endsWith(':payable');
 
 interface OpenTransaction {
   readonly transactionId: string;
@@ -45,6 +46,8 @@ interface OpenTransaction {
 interface IntentMove {
   readonly kind: string;
   readonly amountCents: bigint;
+  /** What it debited to payee accounts: the part released. */
+  readonly paidCents: bigint;
   readonly currency: string;
   readonly firstSeq: number;
 }
@@ -166,8 +169,9 @@ class LedgerCheck {
       for (const problem of ledgerTransactionProblems(open)) this.problem(`${where} ${problem}`);
     }
     const moved = open.entries.reduce((sum, entry) => (entry.side === 'debit' ? sum + BigInt(entry.amountCents) : sum), 0n);
+    const paid = open.entries.reduce((sum, entry) => (entry.side === 'debit' && isPayeeAccount(entry.account) ? sum + BigInt(entry.amountCents) : sum), 0n);
     const moves = this.#moves.get(open.intentId) ?? [];
-    moves.push({ kind: open.eventKind, amountCents: moved, currency: open.currency, firstSeq: open.firstSeq });
+    moves.push({ kind: open.eventKind, amountCents: moved, paidCents: paid, currency: open.currency, firstSeq: open.firstSeq });
     this.#moves.set(open.intentId, moves);
   }
 
@@ -202,6 +206,11 @@ class LedgerCheck {
       if (move.amountCents !== intent.amountCents || move.currency !== intent.currency) {
         this.problem(`${where}: the ${move.kind} at row ${move.firstSeq} moves ${move.amountCents} ${move.currency}, the intent is ${intent.amountCents} ${intent.currency}`);
       }
+    }
+    // What the ledger paid the payee is the released part the intent records (0 before it settles).
+    const paid = moves.reduce((sum, move) => sum + move.paidCents, 0n);
+    if (paid !== (intent.releasedCents ?? 0n)) {
+      this.problem(`${where}: the ledger paid the payee ${paid}, the intent records released_cents ${intent.releasedCents ?? 'null'}`);
     }
   }
 

@@ -35,13 +35,16 @@ import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact } from
 // the lifecycle table adds does not compile here until the rebuild classifies it.
 const rebuildClassifiesEveryTerminalState: ExactlyTerminalStates<StandingSettledState> = true;
 
-/** What a terminal transition means for the operator (the intent's payee): released, refunded after failed
- * evidence, or expired (refunded because the deadline passed without evidence). */
-export function standingOutcomeOf(action: 'release' | 'refund', reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed'): StandingOutcome {
+/** What a terminal transition means for the operator (the intent's payee): released, split (delivered at a metered
+ * cost below the amount), refunded after failed evidence, or expired (refunded because the deadline passed without
+ * evidence). */
+export function standingOutcomeOf(action: 'release' | 'refund' | 'split', reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed'): StandingOutcome {
   // Every action is handled: one added does not compile here until its outcome is decided.
   switch (action) {
     case 'release':
       return 'released';
+    case 'split':
+      return 'split';
     case 'refund':
       return reason === 'deadline_passed' ? 'expired' : 'refunded';
   }

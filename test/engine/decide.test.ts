@@ -64,6 +64,9 @@ function locked(row: NewIntent, state: IntentState, overrides: Partial<LockedInt
     fundedAt: null,
     evidenceRecordedAt: null,
     settledAt: null,
+    meteredCostCents: null,
+    releasedCents: null,
+    refundedCents: null,
     transactionTime: new Date(nowMs),
     ...overrides,
   };
@@ -521,7 +524,7 @@ describe('decideSandboxEvidence', () => {
       { tenantId, intentId: fundedIntent.intentId, body: {} },
       fundedIntent,
       decision,
-      { intent: { state: 'refunded' }, action: 'refund', reason: 'predicate_failed', transactionId: 'tx_1', answerFields: { agent_receipt: 'r' } },
+      { intent: { state: 'refunded' }, action: 'refund', reason: 'predicate_failed', releasedCents: 0, refundedCents: 500, transactionId: 'tx_1', answerFields: { agent_receipt: 'r' } },
     );
     expect(answer).toMatchObject({
       operation: 'search.web', requested_spend_cents: 500, sandbox_lifecycle_status: 'refunded', predicate_passed: false,

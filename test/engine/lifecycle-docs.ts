@@ -25,7 +25,11 @@ const accountText: Record<AccountRole, string> = {
 const none = '—';
 const code = (text: string | null): string => (text === null ? none : `\`${text}\``);
 const postingText = (posting: PostingShape | null): string =>
-  posting === null ? none : `${posting.eventKind}: debit ${accountText[posting.debit]}, credit ${accountText[posting.credit]}`;
+  posting === null
+    ? none
+    : posting.remainder === undefined
+      ? `${posting.eventKind}: debit ${accountText[posting.debit]}, credit ${accountText[posting.credit]}`
+      : `${posting.eventKind}: debit ${accountText[posting.debit]} (released_cents) and ${accountText[posting.remainder]} (refunded_cents), credit ${accountText[posting.credit]}`;
 const commands = () => Object.entries(lifecycle) as Array<[string, LifecycleCommand]>;
 
 export const commandTableHeader = '| Command | Route | Roles | Scope | Idempotency operation | Recognition purpose | From | To | When | Ledger | Receipts |';

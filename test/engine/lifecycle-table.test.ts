@@ -67,7 +67,7 @@ describe('the lifecycle table', () => {
       const definitions = await db.system(async (tx) =>
         (await tx.query<{ definition: string }>(
           `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
-           WHERE conrelid = 'intents'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%state%'`,
+           WHERE conrelid = 'intents'::regclass AND contype = 'c' AND conname = 'intents_state_check'`,
         )).rows.map((row) => row.definition),
       );
       expect(definitions).toHaveLength(1);
@@ -115,18 +115,19 @@ describe('the lifecycle table', () => {
 
   it('derives from the declared states and postings what each state means for the ledger, capabilities and settling', () => {
     expect(Object.keys(states)).toEqual([...lifecycleStates]);
-    expect(terminalStates).toEqual(['released', 'refunded']);
+    expect(terminalStates).toEqual(['released', 'refunded', 'resolved_split']);
     expect(capabilityLiveStates).toEqual(['funded', 'evidence_recorded']);
     // What the verifier has always expected of each state (docs/ledger.md), now added up from the transitions.
-    const activity = (fund: number, release: number, refund: number, escrowHeld: boolean) => ({ transactions: { fund, release, refund }, escrowHeld });
+    const activity = (fund: number, release: number, refund: number, split: number, escrowHeld: boolean) => ({ transactions: { fund, release, refund, split }, escrowHeld });
     expect(ledgerActivityByState).toEqual({
-      open: activity(0, 0, 0, false),
-      funded: activity(1, 0, 0, true),
-      evidence_recorded: activity(1, 0, 0, true),
-      released: activity(1, 1, 0, false),
-      refunded: activity(1, 0, 1, false),
+      open: activity(0, 0, 0, 0, false),
+      funded: activity(1, 0, 0, 0, true),
+      evidence_recorded: activity(1, 0, 0, 0, true),
+      released: activity(1, 1, 0, 0, false),
+      refunded: activity(1, 0, 1, 0, false),
+      resolved_split: activity(1, 0, 0, 1, false),
     });
-    expect(statesReachableFrom('funded')).toEqual(['funded', 'evidence_recorded', 'released', 'refunded']);
+    expect(statesReachableFrom('funded')).toEqual(['funded', 'evidence_recorded', 'released', 'refunded', 'resolved_split']);
     expect(statesReachableFrom('released')).toEqual(['released']);
     // Every terminal state is one the settlement receipt can attest (its kind refuses other values).
     const harborState = artifactKinds.get('svc.protocol_settlement_receipt_v1')!.fields.find((field) => field.name === 'harbor_state');

@@ -1,6 +1,6 @@
 // Adding an intent state fails to compile wherever the state must be decided on, and nowhere else: src/ is compiled
-// (the TypeScript compiler, in memory) with states added to the API contract's enum, as the next issues will add a
-// review hold and a split settlement. Everything else that lists states derives them from the lifecycle table
+// (the TypeScript compiler, in memory) with states added to the API contract's enum: a review hold (not terminal)
+// and a write-off (terminal), as later issues may add. Everything else that lists states derives them from the lifecycle table
 // (src/engine/lifecycle.ts) or is held to it by test/engine/lifecycle-table.test.ts.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -66,11 +66,11 @@ describe('a state added to the lifecycle', { timeout: compileTimeoutMs }, () => 
     expect(errors.get('src/engine/lifecycle.ts')!.join('\n')).toMatch(/Property 'held' is missing/);
   });
 
-  it('declared (a review hold, a split settlement): fails where each must be decided on, and nowhere else', () => {
-    // Both in one compilation: `held` not terminal, `resolved_split` terminal.
+  it('declared (a review hold, a write-off): fails where each must be decided on, and nowhere else', () => {
+    // Both in one compilation: `held` not terminal, `written_off` terminal.
     const errors = compileErrors(new Map([
-      [contractFile, contractWith(['held', 'resolved_split'])],
-      [lifecycleFile, tableWith({ held: { terminal: false }, resolved_split: { terminal: true } })],
+      [contractFile, contractWith(['held', 'written_off'])],
+      [lifecycleFile, tableWith({ held: { terminal: false }, written_off: { terminal: true } })],
     ]));
     const all = [...errors.values()].flat().join('\n');
     expect([...errors.keys()].sort(), all).toEqual([
@@ -83,9 +83,9 @@ describe('a state added to the lifecycle', { timeout: compileTimeoutMs }, () => 
     ]);
     // Each place names what it lacks: every new state for the decision, the terminal one alone for the others.
     const mentions = (file: string, state: string) => errors.get(file)!.some((message) => new RegExp(`['"]${state}['"]`).test(message));
-    expect(mentions('src/engine/decide/settlement.ts', 'held') && mentions('src/engine/decide/settlement.ts', 'resolved_split'), all).toBe(true);
+    expect(mentions('src/engine/decide/settlement.ts', 'held') && mentions('src/engine/decide/settlement.ts', 'written_off'), all).toBe(true);
     for (const file of ['src/receipts/agent-receipt-service.ts', 'src/services/standing-service.ts']) {
-      expect(mentions(file, 'resolved_split') && !mentions(file, 'held'), all).toBe(true);
+      expect(mentions(file, 'written_off') && !mentions(file, 'held'), all).toBe(true);
     }
   });
 });

@@ -8,10 +8,24 @@ import { encodeLedgerRowBody, ledgerGenesisRowHash, ledgerRowHash, type LedgerSi
 export const payeeDid = 'did:key:z6MkPayee';
 export const principalDid = 'did:key:z6MkPrincipal';
 
-/** One balanced two-entry transaction of the shape the engine posts for `eventKind`. */
-export function posting(eventKind: LedgerEventKind, intentId: string, amountCents: number, currency = 'usd'): LedgerPosting {
+/** One balanced transaction of the shape the engine posts for `eventKind`: two entries, or for a split three (the
+ * payee's part `releasedCents`, default a third, and the rest to the principal). */
+export function posting(eventKind: LedgerEventKind, intentId: string, amountCents: number, currency = 'usd', releasedCents = Math.max(1, Math.floor(amountCents / 3))): LedgerPosting {
   const escrow = ledgerAccounts.escrow(intentId);
-  const shapes: Record<LedgerEventKind, [debit: string, credit: string]> = {
+  if (eventKind === 'split') {
+    return {
+      transactionId: randomUUID(),
+      intentId,
+      eventKind,
+      currency,
+      entries: [
+        { account: ledgerAccounts.payeePayable(payeeDid), side: 'debit', amountCents: releasedCents },
+        { account: ledgerAccounts.payerRefund(principalDid), side: 'debit', amountCents: amountCents - releasedCents },
+        { account: escrow, side: 'credit', amountCents },
+      ],
+    };
+  }
+  const shapes: Record<Exclude<LedgerEventKind, 'split'>, [debit: string, credit: string]> = {
     fund: [escrow, ledgerAccounts.railFunding('x402_usdc_base')],
     release: [ledgerAccounts.payeePayable(payeeDid), escrow],
     refund: [ledgerAccounts.payerRefund(principalDid), escrow],
@@ -33,16 +47,19 @@ export function posting(eventKind: LedgerEventKind, intentId: string, amountCent
 export async function insertIntent(
   database: Database,
   tenantId: string,
-  intent: { intentId?: string; state: string; amountCents: number; currency?: string },
+  intent: { intentId?: string; state: string; amountCents: number; currency?: string; releasedCents?: number },
 ): Promise<string> {
   const intentId = intent.intentId ?? randomUUID();
+  // A settled intent records its parts (migrations/0029): all to one side, or for a split the part given.
+  const released = { released: intent.amountCents, refunded: 0, resolved_split: intent.releasedCents }[intent.state] ?? null;
   await database.system((tx) =>
     tx.query(
       `INSERT INTO intents (tenant_id, intent_id, state, signing_version, principal_did, principal_key_registered, payee_did,
-         budget, currency, amount_cents, evidence_schema, deadline_text, deadline, predicate_dsl, settlement_rail, allowed_tools)
+         budget, currency, amount_cents, evidence_schema, deadline_text, deadline, predicate_dsl, settlement_rail, allowed_tools,
+         released_cents, refunded_cents)
        VALUES ($1, $2, $3, 0, $4, false, $5, '{}', $6, $7, '{}', '2030-01-01T00:00:00Z', '2030-01-01T00:00:00Z',
-         '{"version":1,"root":{"op":"true"}}', 'x402_usdc_base', '{}')`,
-      [tenantId, intentId, intent.state, principalDid, payeeDid, intent.currency ?? 'usd', intent.amountCents],
+         '{"version":1,"root":{"op":"true"}}', 'x402_usdc_base', '{}', $8::bigint, $7 - $8::bigint)`,
+      [tenantId, intentId, intent.state, principalDid, payeeDid, intent.currency ?? 'usd', intent.amountCents, released],
     ),
   );
   return intentId;

@@ -173,13 +173,14 @@ describe('tampering is reported', () => {
     // Funded in the intents table, but nothing ever moved.
     const unfunded = await insertIntent(database, tenantId, { state: 'funded', amountCents: 900 });
     // Marked released, but only the fund is in the ledger.
-    await database.system((tx) => tx.query(`UPDATE intents SET state = 'released' WHERE tenant_id = $1 AND intent_id = $2`, [tenantId, intents.funded]));
+    await database.system((tx) => tx.query(`UPDATE intents SET state = 'released', released_cents = amount_cents, refunded_cents = 0 WHERE tenant_id = $1 AND intent_id = $2`, [tenantId, intents.funded]));
     const report = await verify(tenantId);
     expectProblem(report, new RegExp(`intent ${unfunded} \\(funded\\): escrow balance 0, expected 900`));
     expectProblem(report, new RegExp(`intent ${unfunded} \\(funded\\): 0 fund transaction\\(s\\), expected 1`));
     expectProblem(report, new RegExp(`intent ${intents.funded} \\(released\\): 0 release transaction\\(s\\), expected 1`));
     expectProblem(report, new RegExp(`intent ${intents.funded} \\(released\\): escrow balance 500, expected 0`));
-    expect(report.problems).toHaveLength(4);
+    expectProblem(report, new RegExp(`intent ${intents.funded} \\(released\\): the ledger paid the payee 0, the intent records released_cents 500`));
+    expect(report.problems).toHaveLength(5);
   });
 
   it('a second settlement, a fund of the wrong amount, and money moved for an intent that does not exist', async () => {

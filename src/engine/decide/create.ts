@@ -7,7 +7,7 @@ import type { Principal } from '../../credentials/principal.ts';
 import type { Intent, NewIntent } from '../../db/intent-repository.ts';
 import type { PolicyVersion } from '../../db/policy-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
-import { compilePredicate, findPreset } from '../../predicate/index.ts';
+import { compilePredicate, findPreset, releaseTermsOf } from '../../predicate/index.ts';
 import { canonicalJson } from '../../signing/canonical-json.ts';
 import { jsonDigestBlake3, normalizedAllowedTools } from '../../signing/digests.ts';
 import { verifyEd25519 } from '../../signing/ed25519.ts';
@@ -59,6 +59,9 @@ export function ruleLookupOf(body: CreateIntentBody): RuleLookup {
 interface ResolvedRule {
   readonly predicate: Record<string, unknown>;
   readonly policy?: { readonly version: PolicyVersion };
+  /** The policy version the rule was taken from (v7 binding or v6 reference): its parameters say how a passing rule
+   * settles. None for an inline rule, which always releases the whole amount. */
+  readonly source?: PolicyVersion;
 }
 
 function resolveRule(body: CreateIntentBody, facts: RuleFacts): ResolvedRule {
@@ -76,7 +79,7 @@ function resolveRule(body: CreateIntentBody, facts: RuleFacts): ResolvedRule {
       if (inline !== undefined && canonicalJson(inline) !== canonicalJson(referenced)) {
         throw new ServiceError('intent.predicate_conflict', { details: { predicate_ref: body.predicate_ref } });
       }
-      return { predicate: referenced };
+      return { predicate: referenced, source: facts.referenced };
     }
     if (inline !== undefined) return { predicate: inline as Record<string, unknown> };
     throw new ServiceError('intent.predicate_missing');
@@ -88,7 +91,7 @@ function resolveRule(body: CreateIntentBody, facts: RuleFacts): ResolvedRule {
     const { template_id: templateId, version_seq: versionSeq } = body.policy_binding;
     throw new ServiceError('intent.policy_binding_invalid', { details: { template_id: templateId, version_seq: versionSeq, current_head_seq: facts.bound?.headSeq ?? null } });
   }
-  return { predicate: version.materializedPredicate, policy: { version } };
+  return { predicate: version.materializedPredicate, policy: { version }, source: version };
 }
 
 /** The completion-contract tail of a pinned archetype preset (docs/signing.md#signed-structures). */
@@ -186,6 +189,9 @@ export function decideCreate(creator: Pick<Principal, 'tenantId'>, body: CreateI
     settlementRail: body.settlement_rail,
     allowedTools: normalizedAllowedTools(body.allowed_tools),
     completionPresetId: body.completion_preset_id ?? null,
+    // What the principal signed says how a passing rule settles: the parameters of the policy version it bound or
+    // referenced (covered by the version's content digest), never a field beside the envelope.
+    ...(resolved.source ? releaseTermsOf(resolved.source.templateId, resolved.source.parameters) : releaseTermsOf('', {})),
   };
 }
 

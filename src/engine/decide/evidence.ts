@@ -25,6 +25,8 @@ export interface EvidenceBody {
 export interface EvidenceDecision {
   readonly to: 'evidence_recorded';
   readonly evaluation: PredicateEvaluation;
+  /** Under metered release, the cost a passing evidence signed (what the settlement releases); else null. */
+  readonly meteredCostCents: number | null;
   /** The evidence_submissions row to write. */
   readonly record: EvidenceRecord;
   readonly payloadDigestHex: string;
@@ -52,6 +54,7 @@ export function decideEvidence(intent: Intent, tenantId: string, body: EvidenceB
   return {
     to: 'evidence_recorded',
     evaluation: evaluated.evaluation,
+    meteredCostCents: evaluated.meteredCostCents,
     record: {
       intentId: intent.intentId,
       payload: body.payload,
@@ -74,7 +77,7 @@ export function evaluateEvidence(
   intent: Intent,
   payload: Record<string, unknown>,
   artifacts: readonly string[],
-): { evaluation: PredicateEvaluation; payloadDigest: Buffer; artifactsDigest: Buffer } {
+): { evaluation: PredicateEvaluation; payloadDigest: Buffer; artifactsDigest: Buffer; meteredCostCents: number | null } {
   assertEvidenceMatchesSchema(intent.evidenceSchema, payload);
   const evaluation = evaluate(compilePredicate(intent.predicateDsl), {
     evidence: payload,
@@ -83,7 +86,24 @@ export function evaluateEvidence(
   });
   return {
     evaluation,
+    meteredCostCents: evaluation.passed ? meteredCostOf(intent, payload) : null,
     payloadDigest: Buffer.from(jsonDigestBlake3(payload, 'payload')),
     artifactsDigest: Buffer.from(artifactsDigest(artifacts)),
   };
+}
+
+/** Under `metered` release, the cost the payee's passing evidence carries at the intent's cost path: the rule's
+ * `budget_cap` has already held it to an integer no greater than the amount. A negative cost releases nothing (0).
+ * Null under `full` release. */
+export function meteredCostOf(intent: Pick<Intent, 'intentId' | 'releaseMode' | 'meteredCostPath' | 'amountCents'>, payload: Record<string, unknown>): number | null {
+  if (intent.releaseMode !== 'metered' || intent.meteredCostPath === null) return null;
+  let value: unknown = payload;
+  for (const segment of intent.meteredCostPath) {
+    value = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, segment) ? (value as Record<string, unknown>)[segment] : undefined;
+  }
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value > intent.amountCents) {
+    // The policy version bound to the intent carries budget_cap at this path, so a passing rule has an integer here.
+    throw new Error(`intent ${intent.intentId} passed its metered rule without an integer cost within its amount at ${intent.meteredCostPath.join('.')}`);
+  }
+  return Math.max(0, value);
 }

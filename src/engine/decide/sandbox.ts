@@ -8,7 +8,7 @@ import { parseExternalAttestations } from './attestations.ts';
 import type { Intent, NewIntent } from '../../db/intent-repository.ts';
 import { ServiceError } from '../../errors/service-error.ts';
 import { allowedToolLengthMax, sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../../limits.ts';
-import { archetypePresets, findPreset, materializeTemplate, type PredicateEvaluation } from '../../predicate/index.ts';
+import { archetypePresets, findPreset, materializeTemplate, releaseTermsOf, type PredicateEvaluation } from '../../predicate/index.ts';
 import { canonicalJsonBytes, normalizedToolName } from '../../signing/digests.ts';
 import { bytesToHex } from '../../signing/encoding.ts';
 import { formatRfc3339SecondsUtc } from '../../signing/rfc3339.ts';
@@ -156,6 +156,8 @@ export function decideBootstrap(
     settlementRail: sandboxSettlementRail,
     allowedTools,
     completionPresetId: completion.presetId,
+    // The guardrails take the template's release_mode with its parameters, as a policy version does.
+    ...releaseTermsOf(completion.templateId, completion.parameters),
   };
   const transition = transitionOf('sandboxBootstrap', null, 'funded');
   return { intent, transition, fundingReference: ids.fundingReference, completion, currency, metadata: body.metadata };
@@ -191,6 +193,8 @@ export function bootstrapAnswer(decision: BootstrapDecision, funded: Intent, cap
 
 export interface SandboxEvidenceDecision {
   readonly evaluation: PredicateEvaluation;
+  /** Under metered release, the cost a passing evidence carries (what the settlement releases); else null. */
+  readonly meteredCostCents: number | null;
   /** The evidence_submissions row to write: unsigned, as the table allows for exactly these intents. */
   readonly record: EvidenceRecord;
   /** The tool call the evidence reports, for the action receipt the settlement issues. */
@@ -225,9 +229,10 @@ export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody,
   const payload = body.payload ?? {};
   if (body.completion_preset_id !== undefined) assertPayloadFitsPreset(body.completion_preset_id, payload);
   const artifacts = body.artifacts ?? [];
-  const { evaluation, payloadDigest, artifactsDigest } = evaluateEvidence(intent, payload, artifacts);
+  const { evaluation, payloadDigest, artifactsDigest, meteredCostCents } = evaluateEvidence(intent, payload, artifacts);
   return {
     evaluation,
+    meteredCostCents,
     record: {
       intentId: intent.intentId,
       payload,
@@ -256,6 +261,8 @@ export function decideSandboxEvidence(intent: Intent, body: SandboxEvidenceBody,
 export interface SandboxSettlementFacts {
   readonly intent: Pick<Intent, 'state'>;
   readonly action: SettlementAction;
+  readonly releasedCents: number;
+  readonly refundedCents: number;
   readonly reason: SettlementReason;
   readonly transactionId: string;
   readonly answerFields: AnswerFields;
@@ -287,7 +294,11 @@ export function sandboxEvidenceAnswer(
       action: settlement.action,
       reason: settlement.reason,
       transaction_id: settlement.transactionId,
+      released_cents: settlement.releasedCents,
+      refunded_cents: settlement.refundedCents,
     },
+    released_cents: settlement.releasedCents,
+    refunded_cents: settlement.refundedCents,
     ...settlement.answerFields,
   };
 }

@@ -39,6 +39,9 @@ export function presentIntent(intent: Intent): IntentView {
     funded_at: intent.fundedAt?.toISOString() ?? null,
     evidence_recorded_at: intent.evidenceRecordedAt?.toISOString() ?? null,
     settled_at: intent.settledAt?.toISOString() ?? null,
+    release_mode: intent.releaseMode,
+    released_cents: intent.releasedCents,
+    refunded_cents: intent.refundedCents,
   };
 }
 

@@ -390,10 +390,12 @@ describe('windows', () => {
     for (const [daysAgo, seconds, outcome, amount, currency] of seeded) {
       await owner.query(
         `INSERT INTO intents (tenant_id, intent_id, state, signing_version, principal_did, principal_key_registered, payee_did, budget, currency,
-           amount_cents, evidence_schema, deadline_text, deadline, predicate_dsl, settlement_rail, allowed_tools, predicate_passed, funded_at, settled_at)
+           amount_cents, evidence_schema, deadline_text, deadline, predicate_dsl, settlement_rail, allowed_tools, predicate_passed, funded_at, settled_at,
+           released_cents, refunded_cents)
          VALUES ($1, gen_random_uuid(), $2, 0, 'did:principal:seeded', false, $3, '{}', $4, $5, '{"type":"object"}', '2030-01-01T00:00:00Z',
            '2030-01-01T00:00:00Z', '{"version":1,"root":{"op":"true"}}', 'x402_usdc_base', ARRAY['x'], $6,
-           now() - make_interval(days => $7) - make_interval(secs => $8), now() - make_interval(days => $7))`,
+           now() - make_interval(days => $7) - make_interval(secs => $8), now() - make_interval(days => $7),
+           CASE WHEN $2 = 'released' THEN $5::bigint ELSE 0 END, CASE WHEN $2 = 'released' THEN 0 ELSE $5::bigint END)`,
         [initech.tenantId, outcome === 'released' ? 'released' : 'refunded', operator, currency, amount, outcome === 'released' ? true : outcome === 'refunded' ? false : null, daysAgo, seconds],
       );
     }

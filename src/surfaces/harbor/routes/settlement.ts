@@ -42,6 +42,8 @@ export const confirmRoute: EngineRouteDefinition = (app, route) =>
                 action: settlement.action,
                 reason: settlement.reason,
                 transaction_id: settlement.transactionId,
+                released_cents: settlement.releasedCents,
+                refunded_cents: settlement.refundedCents,
               },
             },
           };
