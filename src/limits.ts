@@ -181,6 +181,17 @@ export const x402MaxTimeoutSeconds = 300;
 /** An EIP-3009 authorization's `validBefore` must leave at least this long to settle in: a block's time, the margin
  * the x402 reference facilitator requires before it will submit one. */
 export const x402ValidBeforeMarginSeconds = 6;
+/** x402 `auth-capture`: how long after the intent's deadline the hold's capture deadline falls (docs/decisions.md,
+ * "The capture deadline's margin"). A release decided just before the deadline is captured by the sweeper after it;
+ * a day covers its retries (30 s doubling), a facilitator down for hours and clock skew, and is short enough that a
+ * payer whose intent lapsed is not kept from reclaiming the hold for long. */
+export const x402CaptureDeadlineMarginSeconds = 24 * 60 * 60;
+/** x402 `auth-capture`: the refund deadline, this long after the capture deadline (captured funds may be refunded
+ * through the facilitator until then). */
+export const x402RefundWindowSeconds = 30 * 24 * 60 * 60;
+/** How long a sweeper's claim on a rail instruction stands before another pass may take it over (the process that
+ * claimed it died between the rail's answer and its commit): longer than one rail call's deadline. */
+export const railInstructionClaimLeaseMs = 15_000;
 /** A rail credential header (`payment-signature`, `x-svc-payment-authorization`) as sent. Real ones are ~1–2 KB. */
 export const paymentCredentialHeaderBytesMax = 16 * 1024;
 /** Rails in one settlement configuration: each known rail at most once. */

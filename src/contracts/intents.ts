@@ -94,6 +94,21 @@ export const Intent = Type.Object(
     // On the read of one intent (GET /harbor/intents/{id}) only: what a live rail did (docs/rails.md#live-rails).
     funding_details: Type.Optional(Nullable(OpenObject('What the live rail reported about the funding payment (x402: transaction, payer, network); null when there is none.'))),
     rail_instructions: Type.Optional(Type.Array(RailInstruction, { description: 'The payout or refund instructed to the live rail when the intent settled.' })),
+    // An escrow held at the rail (x402 auth-capture, docs/rails.md#x402-auth-capture-escrow-held-at-the-rail): the
+    // client's authorize/capture fields. Only on the read of one intent whose funding was such a hold.
+    authorization_id: Type.Optional(Type.String({ description: 'The hold: the escrow\'s payment id (paymentInfoHash).' })),
+    capture_id: Type.Optional(Nullable(Type.String({ description: 'The capture\'s transaction, once captured.' }))),
+    void_id: Type.Optional(Nullable(Type.String({ description: 'The void\'s transaction, once the hold (or its rest) went back to the payer.' }))),
+    refund_id: Type.Optional(Nullable(Type.String({ description: 'A refund of captured funds (never made by this service\'s settlement: it voids instead).' }))),
+    authorization_expires_at: Type.Optional(Timestamp),
+    capture_expires_at: Type.Optional(Timestamp),
+    refund_expires_at: Type.Optional(Timestamp),
+    onchain_transaction_hashes: Type.Optional(Type.Object({
+      authorizations: Type.Array(Type.String()),
+      captures: Type.Array(Type.String()),
+      voids: Type.Array(Type.String()),
+      refunds: Type.Array(Type.String()),
+    }, { description: 'The hold\'s transactions, by operation.' })),
   },
   { description: 'An intent: escrowed spend with its release rule.', examples: [intentExample] },
 );

@@ -3,7 +3,9 @@
 // uses `fund.after_phase1` to show that a crash between the two phases of funding loses and duplicates nothing.
 // `fund.after_rail_call` (test/rails/live-x402.test.ts): the rail has settled, our second phase has not committed.
 // test/rails/live-fund-takeover.test.ts uses both for the retries of a client that lost its answer.
-export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call';
+// `instruct.after_rail_call` (test/rails/live-x402-escrow.test.ts, live-mpp-split.test.ts): the sweeper's rail call
+// (a capture, void, payout or refund) answered, its outcome not yet recorded.
+export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call' | 'instruct.after_rail_call';
 
 const armed = process.env.SVC_TEST_CRASH_AT;
 

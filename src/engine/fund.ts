@@ -138,6 +138,7 @@ export async function fundIntent(tx: Queryable, request: FundRequest, nowMs = Da
     resourceUrl: request.resourceUrl,
     config,
     nowMs,
+    intentDeadlineMs: intent.deadline.getTime(),
   };
   // Read once above when well formed; an absent or malformed credential is read (cheaply) again to say which.
   const presentedIndex = presented.findIndex(({ rail }) => rail === adapter.rail);
@@ -367,6 +368,7 @@ export async function resolveStaleClaim(
     resourceUrl: '',
     config,
     nowMs: Date.now(),
+    intentDeadlineMs: intent.deadline.getTime(),
   };
   let outcome: CredentialOutcome;
   try {

@@ -44,6 +44,8 @@ export interface FundingContext {
   /** The tenant's settlement configuration, if any. */
   readonly config: SettlementConfig | undefined;
   readonly nowMs: number;
+  /** The intent's deadline (epoch ms): an escrow held at the rail is captured by then, plus a margin. */
+  readonly intentDeadlineMs?: number;
 }
 
 export interface IssuedChallenge {
@@ -181,7 +183,7 @@ export interface RailInstructionRequest {
 /** What became of an instruction. `pending`: asked, not done yet (the sweeper asks again next pass). A rail that
  * cannot be reached throws RailUnavailableError instead (the sweeper retries, counting the attempt). */
 export type InstructionOutcome =
-  | { readonly status: 'succeeded'; readonly reference: string }
+  | { readonly status: 'succeeded'; readonly reference: string; readonly details?: Record<string, unknown> }
   | { readonly status: 'pending'; readonly reference: string | null; readonly detail?: string }
   | { readonly status: 'failed'; readonly error: string };
 

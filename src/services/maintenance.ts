@@ -4,7 +4,8 @@
 // instructed to a rail, and funding claims whose process died between the phases.
 import { deleteExpiredNonces } from '../db/recognition-nonce-repository.ts';
 import { deleteEventsBefore } from '../db/event-repository.ts';
-import { findDueInstructions, recordInstructionOutcome, type RailInstruction } from '../db/rail-instruction-repository.ts';
+import { claimDueInstructions, recordInstructionOutcome, type RailInstruction } from '../db/rail-instruction-repository.ts';
+import { crashPoint } from '../engine/crash-points.ts';
 import { findStaleClaims } from '../db/funding-attempt-repository.ts';
 import { findSettlementConfig, openRailSecrets } from '../db/settlement-config-repository.ts';
 import type { EngineEffects } from '../engine/effects.ts';
@@ -17,6 +18,7 @@ import {
   idempotencyRecordRetentionMs,
   railCallTimeoutMsDefault,
   railInstructionAttemptsMax,
+  railInstructionClaimLeaseMs,
   railSweepBatchMax,
 } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
@@ -129,7 +131,8 @@ function nextTryDelayMs(attempts: number): number {
  */
 export async function runRailSweep(database: Database, runtime: RailRuntime, keyring: GatewayKeyring, now = new Date()): Promise<RailSweepReport> {
   const instructions = { succeeded: 0, pending: 0, failed: 0 };
-  const due = await database.system((tx) => findDueInstructions(tx, now, railSweepBatchMax));
+  // Phase one, committed before any rail call: the claims (docs/rails.md#rail-instructions-and-the-sweeper).
+  const due = await database.system((tx) => claimDueInstructions(tx, now, new Date(now.getTime() - railInstructionClaimLeaseMs), railSweepBatchMax));
   for (const instruction of due) {
     const status = await runInstruction(database, runtime, instruction, now);
     instructions[status] += 1;
@@ -145,21 +148,26 @@ async function runInstruction(database: Database, runtime: RailRuntime, instruct
   let outcome: InstructionOutcome;
   let lastError: string | null = null;
   try {
+    // No transaction open and no lock held: the claim committed, the rail is asked under the instruction's
+    // idempotency key, so that asking again after a crash gets the same outcome.
     outcome = await instructRail(database, runtime, instruction);
   } catch (error) {
     if (!(error instanceof RailUnavailableError)) throw error;
     outcome = { status: 'pending', reference: null };
     lastError = error.reason;
   }
+  crashPoint('instruct.after_rail_call');
   // Only failures count towards giving up: an instruction the rail holds as pending is asked about again.
   const exhausted = lastError !== null && instruction.attempts + 1 >= railInstructionAttemptsMax;
   const status = exhausted ? 'failed' : outcome.status;
   await database.system(async (tx) => {
-    const recorded = await recordInstructionOutcome(tx, tenantId, instructionId, {
+    const recorded = await recordInstructionOutcome(tx, tenantId, instructionId, instruction.claimedAt!, {
       status,
       reference: outcome.status === 'failed' ? null : outcome.reference,
       detail: outcome.status === 'pending' ? outcome.detail ?? null : null,
       lastError: outcome.status === 'failed' ? outcome.error : lastError,
+      railDetails: outcome.status === 'succeeded' ? outcome.details ?? null : null,
+      // A succeeded or failed instruction is never due again; a pending one is asked again after the delay.
       nextAttemptAt: new Date(now.getTime() + nextTryDelayMs(instruction.attempts)),
     });
     if (recorded) recordInstructionOutcomeEvent(tx, recorded);

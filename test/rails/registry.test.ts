@@ -254,7 +254,7 @@ describe('the registry', () => {
       ...rail.credentialHeaders.map((header) => `req.headers["${header.name}"]`),
       ...rail.fields.filter((field) => field.kind === 'secret').map((field) => `*.${field.name}`),
     ]);
-    expect(builtInPaths).toEqual(['req.headers["payment-signature"]', '*.x402_facilitator_api_key', 'req.headers["x-svc-payment-authorization"]', '*.mpp_processor_secret_key']);
+    expect(builtInPaths).toEqual(['req.headers["payment-signature"]', '*.x402_facilitator_api_key', '*.x402_receiver_authorizer_key', 'req.headers["x-svc-payment-authorization"]', '*.mpp_processor_secret_key']);
     const lines: string[] = [];
     const destination = new Writable({ write: (chunk, _encoding, done) => { lines.push(String(chunk)); done(); } });
     const logger = createLogger('info', destination, railRedactedPaths());

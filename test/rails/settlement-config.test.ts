@@ -31,7 +31,7 @@ describe('validateSettlementConfig', () => {
     expect(validateSettlementConfig(sandboxBody, 'sandbox')).toEqual({
       rails: ['x402_usdc_base', 'processor_mpp'],
       settings: {
-        x402_usdc_base: { x402_address: address, x402_facilitator_url: null },
+        x402_usdc_base: { x402_address: address, x402_facilitator_url: null, x402_scheme: null, x402_capture_authorizer: null },
         processor_mpp: {
           mpp_profile_id: 'profile_test_abc123',
           mpp_session_enabled: false,
@@ -41,6 +41,14 @@ describe('validateSettlementConfig', () => {
         },
       },
     });
+  });
+
+  it('x402_scheme is exact or auth-capture; auth-capture names the facilitator\'s operator', () => {
+    expect(codeOf({ ...sandboxBody, x402_scheme: 'auth-capture', x402_capture_authorizer: address })).toBe('valid');
+    expect(codeOf({ ...sandboxBody, x402_scheme: 'exact' })).toBe('valid');
+    expect(codeOf({ ...sandboxBody, x402_scheme: 'escrow' })).toBe('settlement_config.x402_escrow_invalid');
+    expect(codeOf({ ...sandboxBody, x402_scheme: 'auth-capture' })).toBe('settlement_config.x402_escrow_invalid');
+    expect(codeOf({ ...sandboxBody, x402_scheme: 'auth-capture', x402_capture_authorizer: '0x12' })).toBe('settlement_config.x402_escrow_invalid');
   });
 
   it('accepts a valid live configuration with sessions', () => {

@@ -1,5 +1,5 @@
 // The x402 rail (`x402_usdc_base`, docs/rails.md#x402-x402_usdc_base): USDC on Base through an x402 v2 facilitator,
-// scheme `exact`. Its one declaration, which the registry (../index.ts) holds.
+// scheme `exact`, or in live `auth-capture` (escrow held at the rail) as the tenant's configuration chooses. Its one declaration, which the registry (../index.ts) holds.
 import { paymentRequiredHeaderExample, paymentResponseHeaderExample } from '../../contracts/examples.ts';
 import type { RailDefinition } from '../definition.ts';
 import { readX402Credential } from './protocol.ts';
@@ -23,9 +23,10 @@ export const x402Rail: RailDefinition = {
   }],
   receiptHeaders: [{ name: x402ResponseHeaderName, description: 'x402: the base64 JSON of the settlement response.', example: paymentResponseHeaderExample }],
   readCredential: readX402Credential,
-  // Live settlement is instructed: the escrow is the tenant's own x402_address, so the operator's wallet makes the
-  // payout or refund the instruction describes (./live.ts).
-  operations: { sandbox: ['charge'], live: ['charge', 'payout', 'refund'] },
+  // Live settlement is instructed. Scheme `exact`: the escrow is the tenant's own x402_address, so the operator's
+  // wallet makes the payout or refund the instruction describes. Scheme `auth-capture`: the hold taken at funding
+  // (`authorize`) is captured (payout) or voided (refund) through the facilitator, automatically (./live.ts).
+  operations: { sandbox: ['charge'], live: ['charge', 'authorize', 'capture', 'void', 'payout', 'refund'] },
   fields: x402Fields,
   checkSettings: checkX402Settings,
   sandboxAdapter: (settlementRail) => new X402SandboxAdapter(settlementRail),

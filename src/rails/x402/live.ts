@@ -13,8 +13,12 @@
 //   already broadcast (`settlement_pending` carries it), and the chain refuses a second use of the nonce, so
 //   asking again can never move the money twice. Still open → RailOutcomeUnknownError (the claim stays, resolved
 //   later by the retry or the sweeper through `resolve`).
+import { randomBytes } from 'node:crypto';
 import { HTTPFacilitatorClient } from '@x402/core/server';
-import type { PaymentPayloadV2, PaymentRequirementsV2 } from '@x402/core/schemas';
+import { PaymentRequiredV2Schema, type PaymentPayloadV2, type PaymentRequirementsV2 } from '@x402/core/schemas';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { ServiceError } from '../../errors/service-error.ts';
+import { x402MaxTimeoutSeconds } from '../../limits.ts';
 import { FacilitatorTimeoutError, SettleError, VerifyError, type PaymentPayload, type PaymentRequirements } from '@x402/core/types';
 import { textSetting } from '../settings.ts';
 import {
@@ -28,11 +32,28 @@ import {
   x402Funding,
   x402Networks,
   x402Rejected,
+  usdcBaseUnits,
   type StoredX402Challenge,
 } from './protocol.ts';
-import { x402FacilitatorApiKeyField, x402FacilitatorUrlField } from './settings.ts';
+import {
+  authCaptureRequirements,
+  checkAuthCapturePayload,
+  heldPaymentOf,
+  isAuthCaptureRequirement,
+  lifecyclePayload,
+  receiverAuthorizerAccount,
+  type HeldPayment,
+} from './escrow.ts';
+import {
+  x402AddressField,
+  x402CaptureAuthorizerField,
+  x402FacilitatorApiKeyField,
+  x402FacilitatorUrlField,
+  x402ReceiverAuthorizerKeyField,
+  x402SchemeOf,
+} from './settings.ts';
 import { storedChallengeOf } from '../wire.ts';
-import { x402RailName, x402ResponseHeaderName } from './wire.ts';
+import { x402ChallengeHeaderName, x402RailName, x402ResponseHeaderName } from './wire.ts';
 import {
   RailOutcomeUnknownError,
   RailUnavailableError,
@@ -66,28 +87,89 @@ export class X402LiveAdapter implements LiveRailAdapter {
   readonly settlementRail: string;
   readonly #client: HTTPFacilitatorClient;
   readonly #endpoint: string | null;
+  readonly #apiKey: string | null;
+  readonly #callTimeoutMs: number;
+  readonly #options: LiveRailOptions;
+  /** auth-capture: this service's consent key (the receiver authorizer), when configured and usable. */
+  readonly #authorizer: PrivateKeyAccount | undefined;
 
   constructor(options: LiveRailOptions) {
     this.settlementRail = options.settlementRail;
+    this.#options = options;
     this.#endpoint = textSetting(options.settings, x402FacilitatorUrlField);
-    const apiKey = options.secrets[x402FacilitatorApiKeyField] ?? null;
-    this.#client = new HTTPFacilitatorClient({
+    this.#apiKey = options.secrets[x402FacilitatorApiKeyField] ?? null;
+    this.#callTimeoutMs = options.callTimeoutMs;
+    this.#client = this.#facilitatorClient({});
+    this.#authorizer = receiverAuthorizerAccount(options.secrets[x402ReceiverAuthorizerKeyField]);
+  }
+
+  /** A facilitator client; `settleHeaders` go on /settle only (a lifecycle operation's idempotency key). */
+  #facilitatorClient(settleHeaders: Record<string, string>): HTTPFacilitatorClient {
+    const apiKey = this.#apiKey;
+    const auth: Record<string, string> = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
+    return new HTTPFacilitatorClient({
       url: this.#endpoint ?? 'http://127.0.0.1:9/unconfigured',
-      timeoutMs: options.callTimeoutMs,
+      timeoutMs: this.#callTimeoutMs,
       // Bearer on every facilitator path, as hosted facilitators take their API keys.
-      ...(apiKey
-        ? {
-            createAuthHeaders: async () => {
-              const headers = { Authorization: `Bearer ${apiKey}` };
-              return { verify: headers, settle: headers, supported: headers };
-            },
-          }
+      ...(apiKey || Object.keys(settleHeaders).length > 0
+        ? { createAuthHeaders: async () => ({ verify: auth, settle: { ...auth, ...settleHeaders }, supported: auth }) }
         : {}),
     });
   }
 
   issueChallenge(context: FundingContext): IssuedChallenge {
-    return issueX402Challenge(this.settlementRail, context);
+    if (x402SchemeOf(this.#options.settings) === 'exact') return issueX402Challenge(this.settlementRail, context);
+    return this.#issueEscrowChallenge(context);
+  }
+
+  /** An auth-capture challenge: the payment is held by the escrow contract until the intent settles, its capture
+   * deadline the intent's deadline plus the margin (x402CaptureDeadlineMarginSeconds). */
+  #issueEscrowChallenge(context: FundingContext): IssuedChallenge {
+    const authorizer = this.#authorizer;
+    if (!authorizer) {
+      throw new ServiceError('funding.rail_not_configured', {
+        message: `Live x402 auth-capture needs ${x402ReceiverAuthorizerKeyField}, the key that signs this service's consent to capture and void (0x and 64 hex digits).`,
+        details: { settlement_rail: this.settlementRail, missing_fields: [x402ReceiverAuthorizerKeyField] },
+      });
+    }
+    if (context.intentDeadlineMs === undefined) throw new Error('an auth-capture challenge needs the intent\'s deadline');
+    const chain = x402Networks.live;
+    const requirements = authCaptureRequirements({
+      network: chain.network,
+      asset: chain.asset,
+      tokenName: chain.name,
+      tokenVersion: chain.version,
+      amount: usdcBaseUnits(context.amountCents),
+      payTo: textSetting(this.#options.settings, x402AddressField)!,
+      maxTimeoutSeconds: x402MaxTimeoutSeconds,
+      captureAuthorizer: textSetting(this.#options.settings, x402CaptureAuthorizerField)!,
+      receiverAuthorizer: authorizer.address,
+      intentDeadlineMs: context.intentDeadlineMs,
+      challengeNonce: randomBytes(16).toString('hex'),
+    });
+    const paymentRequired = {
+      x402Version: 2 as const,
+      error: 'PAYMENT-SIGNATURE header is required',
+      resource: { url: context.resourceUrl, description: `Fund intent ${context.intentId}`, mimeType: 'application/json' },
+      accepts: [requirements],
+    };
+    const checked = PaymentRequiredV2Schema.safeParse(paymentRequired);
+    if (!checked.success) throw new Error(`x402 PaymentRequired does not match the v2 schema: ${checked.error.message}`);
+    const challengeId = x402ChallengeId(requirements);
+    const stored: StoredX402Challenge = { rail: x402RailName, intent_id: context.intentId, requirements };
+    const extra = requirements.extra as { captureDeadline: number; refundDeadline: number };
+    return {
+      challengeId,
+      stored: { ...stored },
+      headers: { [x402ChallengeHeaderName]: encodeStandardBase64Json(paymentRequired) },
+      funding: {
+        ...x402Funding(this.settlementRail, 'created', context, challengeId),
+        scheme: requirements.scheme,
+        target_address: requirements.payTo,
+        capture_expires_at: isoSeconds(extra.captureDeadline),
+        refund_expires_at: isoSeconds(extra.refundDeadline),
+      },
+    };
   }
 
   readCredential(headers: Record<string, string | string[] | undefined>): PresentedCredential {
@@ -101,11 +183,33 @@ export class X402LiveAdapter implements LiveRailAdapter {
   ): Promise<CredentialOutcome> {
     const payload = credential.data as PaymentPayloadV2;
     // The facilitator checks the same terms; a credential it would refuse is refused here without a call.
-    const checked = judgeX402Credential(this.settlementRail, context, payload, storedChallengeOf<StoredX402Challenge>(x402RailName, challenge), context.nowMs);
+    const stored = storedChallengeOf<StoredX402Challenge>(x402RailName, challenge);
+    if (stored && isAuthCaptureRequirement(stored.requirements)) return this.#authorizeHold(context, payload, stored, credential.challengeId, context.nowMs);
+    const checked = judgeX402Credential(this.settlementRail, context, payload, stored, context.nowMs);
     if (!checked.ok) return checked.outcome;
     const verified = await this.#verify(context, payload, checked.requirements);
     if (verified) return verified;
     return this.#settleResolving(context, payload, checked.requirements, credential.challengeId);
+  }
+
+  /** auth-capture's `authorize`: our checks of the escrow payload (at `nowMs`; none of the time checks when asking
+   * about a claim), the facilitator's /verify, then its /settle, which collects the full amount into the escrow. */
+  async #authorizeHold(
+    context: FundingContext,
+    payload: PaymentPayloadV2,
+    stored: StoredX402Challenge,
+    challengeId: string,
+    nowMs: number | undefined,
+  ): Promise<CredentialOutcome> {
+    const bound = checkX402Credential(this.settlementRail, context, payload, stored);
+    if (!bound.ok) return bound.outcome;
+    const checked = checkAuthCapturePayload(payload, bound.requirements, nowMs);
+    if (!checked.ok) return x402Rejected(this.settlementRail, context, 'verification-failed', checked.reason, checked.detail);
+    if (nowMs !== undefined) {
+      const verified = await this.#verify(context, payload, bound.requirements);
+      if (verified) return verified;
+    }
+    return withHold(await this.#settleResolving(context, payload, bound.requirements, challengeId), checked.held);
   }
 
   refuseReusedAuthorization(context: FundingContext): Extract<CredentialOutcome, { status: 'rejected' }> {
@@ -119,6 +223,7 @@ export class X402LiveAdapter implements LiveRailAdapter {
     if (!stored) throw new RailOutcomeUnknownError(this.rail, 'the pending settlement names no x402 challenge');
     if (pending.credential === undefined) throw new RailOutcomeUnknownError(this.rail, 'the pending settlement cannot be asked about without its credential');
     const payload = pending.credential as PaymentPayloadV2;
+    if (isAuthCaptureRequirement(stored.requirements)) return this.#authorizeHold(context, payload, stored, x402ChallengeId(stored.requirements), undefined);
     return this.#settleResolving(context, payload, stored.requirements, x402ChallengeId(stored.requirements));
   }
 
@@ -126,6 +231,7 @@ export class X402LiveAdapter implements LiveRailAdapter {
     const payload = claimed.credential as PaymentPayloadV2 | undefined;
     const stored = storedChallengeOf<StoredX402Challenge>(x402RailName, claimed.challenge);
     if (!payload) throw new RailOutcomeUnknownError(this.rail, 'no credential was kept for this attempt');
+    if (stored && isAuthCaptureRequirement(stored.requirements)) return this.#authorizeHold(context, payload, stored, x402ChallengeId(stored.requirements), undefined);
     // The binding only, never the terms: the facilitator may already have settled this authorization (a settle
     // asked again answers its transaction), and a validity window that has passed since must not hide that.
     const checked = checkX402Credential(this.settlementRail, context, payload, stored);
@@ -138,9 +244,10 @@ export class X402LiveAdapter implements LiveRailAdapter {
     const { network } = x402Networks.live;
     try {
       const supported = await this.#client.getSupported();
-      const listed = supported.kinds.some((kind) => kind.x402Version === 2 && kind.scheme === 'exact' && kind.network === network);
+      const scheme = x402SchemeOf(this.#options.settings);
+      const listed = supported.kinds.some((kind) => kind.x402Version === 2 && kind.scheme === scheme && kind.network === network);
       if (!listed) {
-        return { ok: false, field: x402FacilitatorUrlField, reason: `the facilitator's /supported does not list x402 v2 scheme exact on ${network}`, transient: false };
+        return { ok: false, field: x402FacilitatorUrlField, reason: `the facilitator's /supported does not list x402 v2 scheme ${scheme} on ${network}`, transient: false };
       }
       return { ok: true };
     } catch (error) {
@@ -161,6 +268,8 @@ export class X402LiveAdapter implements LiveRailAdapter {
    * until the operator records it done (docs/rails.md#x402-live).
    */
   async instruct(instruction: RailInstructionRequest): Promise<InstructionOutcome> {
+    const held = heldPaymentOf(instruction.fundingDetails);
+    if (held) return this.#settleHold(instruction, held);
     const { network, asset } = x402Networks.live;
     const units = (BigInt(instruction.amountCents) * 10_000n).toString();
     const payer = typeof instruction.fundingDetails['payer'] === 'string' ? instruction.fundingDetails['payer'] : 'the payer of the funding transaction';
@@ -170,6 +279,37 @@ export class X402LiveAdapter implements LiveRailAdapter {
       reference: null,
       detail: `operator transfer: ${units} base units of USDC (${asset}) on ${network} from the x402_address to ${to} (funding transaction ${instruction.fundingReference})`,
     };
+  }
+
+  /**
+   * An escrow hold's settlement, automatic: a payout is `capture` of the instruction's amount to the receiver (the
+   * tenant's x402_address), a refund is `void` of what the hold still holds, back to the payer. One facilitator
+   * `/settle` each, with this service's consent signed by the receiver authorizer and the instruction's id as the
+   * operation's idempotency key. Asked again (a sweeper pass after a crash between the facilitator's answer and our
+   * commit), the facilitator replays the first outcome; and a capture's signature expects the hold untouched, so it
+   * can never capture twice.
+   */
+  async #settleHold(instruction: RailInstructionRequest, held: HeldPayment): Promise<InstructionOutcome> {
+    const authorizer = this.#authorizer;
+    if (!authorizer) throw new RailUnavailableError(this.rail, `no usable ${x402ReceiverAuthorizerKeyField} is configured to sign the ${instruction.kind === 'payout' ? 'capture' : 'void'}`);
+    const operation = instruction.kind === 'payout'
+      ? { type: 'capture' as const, amount: usdcBaseUnits(instruction.amountCents) }
+      : { type: 'void' as const };
+    const payload = await lifecyclePayload(held, authorizer, operation);
+    const client = this.#facilitatorClient({ 'Idempotency-Key': `svc_${instruction.instructionId}` });
+    let verdict = await this.#settle(payload, held.requirements, client);
+    if (verdict.kind === 'open') verdict = await this.#settle(payload, held.requirements, client);
+    switch (verdict.kind) {
+      case 'settled':
+        return { status: 'succeeded', reference: verdict.transaction, details: { operation: operation.type, transaction: verdict.transaction, network: verdict.network } };
+      case 'pending':
+        return { status: 'pending', reference: verdict.transaction, detail: `${operation.type} broadcast, not confirmed yet` };
+      case 'failed':
+        return { status: 'failed', error: `the facilitator refused the ${operation.type}: ${verdict.reason}` };
+      case 'unreached':
+      case 'open':
+        throw new RailUnavailableError(this.rail, verdict.reason);
+    }
   }
 
   /** A verify that refuses the credential answers the outcome; undefined when the credential verified. */
@@ -234,9 +374,9 @@ export class X402LiveAdapter implements LiveRailAdapter {
     }
   }
 
-  async #settle(payload: PaymentPayloadV2, requirements: PaymentRequirementsV2): Promise<SettleVerdict> {
+  async #settle(payload: PaymentPayloadV2, requirements: PaymentRequirementsV2, client = this.#client): Promise<SettleVerdict> {
     try {
-      const answer = await this.#client.settle(...wire(payload, requirements));
+      const answer = await client.settle(...wire(payload, requirements));
       return settleVerdict(answer, requirements.network);
     } catch (error) {
       if (error instanceof SettleError) {
@@ -262,6 +402,30 @@ export class X402LiveAdapter implements LiveRailAdapter {
       funding: { ...x402Funding(this.settlementRail, 'authorization_failed', context), ...(payer ? { source_address: payer } : {}), error_reason: reason },
     };
   }
+}
+
+function isoSeconds(seconds: number): string {
+  return new Date(seconds * 1000).toISOString();
+}
+
+/** An escrow funding's outcome with the hold: kept in the attempt's details (what the lifecycle is authored from,
+ * the scheme's durable state), and the client's authorize fields in `funding`. */
+function withHold(outcome: CredentialOutcome, held: HeldPayment): CredentialOutcome {
+  if (outcome.status !== 'succeeded' && outcome.status !== 'pending') return outcome;
+  const info = held.payment_info;
+  return {
+    ...outcome,
+    details: { ...outcome.details, hold: held },
+    funding: {
+      ...outcome.funding,
+      scheme: held.requirements.scheme,
+      authorization_id: held.payment_info_hash,
+      authorization_expires_at: isoSeconds(info.authorizationExpiry),
+      capture_expires_at: isoSeconds(info.authorizationExpiry),
+      refund_expires_at: isoSeconds(info.refundExpiry),
+      onchain_transaction_hashes: { authorizations: [outcome.reference] },
+    },
+  };
 }
 
 /** Our schema-checked v2 payload and requirement, as the facilitator client's types spell them (the network a

@@ -182,7 +182,8 @@ export function checkX402Credential(
   const requirements = stored.requirements;
   const authorization = readAuthorization(payload);
   if (typeof authorization === 'string') return reject('verification-failed', 'invalid_payload', authorization);
-  if (!sameEvmAddress(authorization.to, requirements.payTo)) {
+  // An escrow (auth-capture) authorization pays the scheme's token collector, which ./escrow.ts checks instead.
+  if (requirements.scheme === 'exact' && !sameEvmAddress(authorization.to, requirements.payTo)) {
     return reject('verification-failed', 'invalid_exact_evm_payload_recipient_mismatch', `payload.authorization.to must be payTo ${requirements.payTo}`);
   }
   return { ok: true, requirements, authorization };

@@ -12,11 +12,40 @@ import { presentRailInstruction } from '../../engine/intent-view.ts';
 export function presentRailActivity(
   funding: { readonly railDetails: Record<string, unknown> | null; readonly live: boolean } | undefined,
   instructions: readonly RailInstructionRow[],
-): Pick<IntentView, 'funding_details' | 'rail_instructions'> {
+): Pick<IntentView, 'funding_details' | 'rail_instructions' | EscrowField> {
   // A sandbox intent (or one not funded yet) has no live rail activity: the read is the same as everywhere else.
   if (!funding?.live && instructions.length === 0) return {};
+  const details = funding?.railDetails ?? null;
   return {
-    funding_details: funding?.railDetails ?? null,
+    funding_details: details,
     rail_instructions: instructions.map(presentRailInstruction),
+    ...presentHold(details, instructions),
+  };
+}
+
+type EscrowField =
+  | 'authorization_id' | 'capture_id' | 'void_id' | 'refund_id' | 'authorization_expires_at' | 'capture_expires_at' | 'refund_expires_at'
+  | 'onchain_transaction_hashes';
+
+/** An escrow held at the rail (x402 auth-capture): the hold's id and deadlines from the funding, and what the
+ * succeeded instructions did to it (a payout is its capture, a refund its void). */
+function presentHold(details: Record<string, unknown> | null, instructions: readonly RailInstructionRow[]): Pick<IntentView, EscrowField> {
+  const hold = details?.['hold'] as { payment_info_hash?: unknown; payment_info?: { authorizationExpiry?: unknown; refundExpiry?: unknown } } | undefined;
+  if (!hold || typeof hold.payment_info_hash !== 'string') return {};
+  const done = (kind: RailInstructionRow['kind']) =>
+    instructions.filter((instruction) => instruction.kind === kind && instruction.status === 'succeeded' && instruction.reference !== null).map((instruction) => instruction.reference!);
+  const captures = done('payout');
+  const voids = done('refund');
+  const iso = (seconds: unknown) => new Date(Number(seconds) * 1000).toISOString();
+  const transaction = typeof details?.['transaction'] === 'string' ? [details['transaction']] : [];
+  return {
+    authorization_id: hold.payment_info_hash,
+    capture_id: captures[0] ?? null,
+    void_id: voids[0] ?? null,
+    refund_id: null,
+    authorization_expires_at: iso(hold.payment_info?.authorizationExpiry),
+    capture_expires_at: iso(hold.payment_info?.authorizationExpiry),
+    refund_expires_at: iso(hold.payment_info?.refundExpiry),
+    onchain_transaction_hashes: { authorizations: transaction, captures, voids, refunds: [] },
   };
 }
