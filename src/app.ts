@@ -16,6 +16,7 @@ import { receiptsOnTerminal } from './receipts/receipt-service.ts';
 import { treeHeadTimer } from './receipts/tree-head-timer.ts';
 import { createMailTransport, type MailOptions, type MailTransport } from './services/mail-transport.ts';
 import { maintenanceTimer } from './services/maintenance-timer.ts';
+import { WebhookDeliverer, webhookDelivererService } from './services/webhook-deliverer.ts';
 import { standingTerminalEffect } from './services/standing-service.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { requestLog } from './plugins/request-log.ts';
@@ -57,6 +58,15 @@ export interface AppOptions extends DatabasePluginOptions {
   /** Check every JSON answer against its route's declared response schema, failing loudly on drift
    * (src/plugins/response-validation.ts). On in the test suite, off in production. */
   readonly validateResponses?: boolean;
+  /** Webhook delivery (docs/events.md): whether this app runs a deliverer (default: as `maintenance`), the destination
+   * policy's operator switch, and one attempt's deadline. */
+  readonly webhooks?: WebhookOptions;
+}
+
+export interface WebhookOptions {
+  readonly deliver?: boolean;
+  readonly allowPrivateDestinations?: boolean;
+  readonly attemptTimeoutMs?: number;
 }
 
 declare module 'fastify' {
@@ -70,6 +80,8 @@ declare module 'fastify' {
     readonly engineEffects: EngineEffects;
     /** How sign-in codes leave: SMTP, or the log and the local outbox. */
     readonly mail: MailTransport;
+    /** The webhook endpoints' destination switch (`SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS`). */
+    readonly webhookDestinations: { readonly allowPrivateDestinations: boolean };
   }
 }
 
@@ -118,6 +130,20 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   if (options.maintenance ?? true) {
     background.push(maintenanceTimer({ database: instance.database, engineEffects: instance.engineEffects, railRuntime, log: instance.log }));
     background.push(treeHeadTimer({ database: instance.database, gatewayKeys: instance.gatewayKeys, log: instance.log }));
+  }
+  const webhooks = options.webhooks ?? {};
+  instance.decorate('webhookDestinations', { allowPrivateDestinations: webhooks.allowPrivateDestinations ?? false });
+  // The webhook deliverer: every replica runs one; the claims' leases keep them from sending the same attempt.
+  if (webhooks.deliver ?? options.maintenance ?? true) {
+    const deliverer = new WebhookDeliverer({
+      database: instance.database,
+      secretBox: railRuntime.secretBox,
+      keyring: instance.gatewayKeys,
+      log: instance.log,
+      allowPrivateDestinations: webhooks.allowPrivateDestinations ?? false,
+      ...(webhooks.attemptTimeoutMs ? { attemptTimeoutMs: webhooks.attemptTimeoutMs } : {}),
+    });
+    background.push(webhookDelivererService(deliverer, instance.log));
   }
   runInBackground(instance, background);
 

@@ -48,6 +48,11 @@ export interface Config {
   /** `SVC_VALIDATE_RESPONSES=1`: check every JSON answer against its route contract and answer 500 on drift
    * (docs/api.md "Response validation"). For test and staging servers; off by default. */
   readonly validateResponses: boolean;
+  /** `SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=1`: live tenants' webhook endpoints may name private, loopback and
+   * link-local addresses, and plain http (docs/events.md#destinations). Off by default. */
+  readonly webhookAllowPrivateDestinations: boolean;
+  /** `SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS`: the deadline of one webhook delivery attempt (1000 to 60000); absent: 10 s. */
+  readonly webhookAttemptTimeoutMs: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -91,7 +96,25 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     metricsPort: parseMetricsPort(environment.SVC_METRICS_PORT),
     metricsHost: nonEmpty(environment.SVC_METRICS_HOST),
     validateResponses: environment.SVC_VALIDATE_RESPONSES === '1',
+    webhookAllowPrivateDestinations: parseFlag('SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', environment.SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS),
+    webhookAttemptTimeoutMs: parseWebhookAttemptTimeout(environment.SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS),
   };
+}
+
+/** `1` or `true` on, `0`, `false` or unset off; anything else is refused. */
+function parseFlag(name: string, value: string | undefined): boolean {
+  const text = nonEmpty(value)?.toLowerCase();
+  if (text === undefined || text === '0' || text === 'false') return false;
+  if (text === '1' || text === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0 (true or false), got "${text}"`);
+}
+
+function parseWebhookAttemptTimeout(value: string | undefined): number | undefined {
+  const text = nonEmpty(value);
+  if (text === undefined) return undefined;
+  const ms = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(ms) || ms < 1_000 || ms > 60_000) throw new ConfigError(`SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS must be an integer from 1000 to 60000, got "${text}"`);
+  return ms;
 }
 
 /** 32 bytes in standard base64; the message never repeats the value. */

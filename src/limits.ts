@@ -518,9 +518,11 @@ export const webhookLeaseMs = webhookAttemptTimeoutMsDefault * 3;
 export const webhookClaimBatchMax = 32;
 export const webhookPollIntervalMs = 1_000;
 /** An endpoint is disabled (`webhook_endpoint.disabled`) once its attempts have failed this many times in a row and
- * for at least webhookDisableAfterFailingMs with no success between. */
+ * for at least webhookDisableAfterFailingMs (a day) with no success between: less than one delivery's whole schedule,
+ * so an endpoint that never answers is disabled before its first event is given up. */
 export const webhookDisableAfterFailures = 20;
-export const webhookDisableAfterFailingMs = 3 * 24 * 60 * 60_000;
+export const webhookDisableAfterFailingMs = 24 * 60 * 60_000;
+assertLimit(webhookDisableAfterFailingMs < webhookRetryDelaysMs.reduce((sum, delay) => sum + delay, 0), 'an endpoint failing through one whole schedule must be disabled');
 /** Bytes of a receiver's answer read (and kept, in part, in the attempt log); the rest is discarded. */
 export const webhookResponseBytesMax = 4096;
 assertLimit(webhookLeaseMs > webhookAttemptTimeoutMsDefault, 'a lease must outlast the attempt it covers');

@@ -81,6 +81,7 @@ await server.register(app, {
   validateResponses: config.validateResponses,
   metrics: { token: config.metricsToken, port: config.metricsPort, host: config.metricsHost },
   secretsKey: config.secretsKey,
+  webhooks: { allowPrivateDestinations: config.webhookAllowPrivateDestinations, ...(config.webhookAttemptTimeoutMs ? { attemptTimeoutMs: config.webhookAttemptTimeoutMs } : {}) },
   rateLimit: { perCredential: config.rateLimitPerMinute, perAddress: config.rateLimitPublicPerMinute, ...(redisStore ? { store: redisStore } : {}) },
 });
 

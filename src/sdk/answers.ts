@@ -15,6 +15,7 @@ import {
   PredicateTraceStep,
   SettlementAnswer,
 } from '../contracts/intents.ts';
+import { Event, EventPage } from '../contracts/events.ts';
 import { LedgerAuthority, LedgerEvents, LedgerTip } from '../contracts/ledger.ts';
 import { PolicyPreview, PolicyTestResult, PolicyVersion, PolicyVersions, TemplateCatalog } from '../contracts/policies.ts';
 import { PolicyHeadMove } from '../contracts/policy-rollback.ts';
@@ -61,6 +62,8 @@ export const answerContracts = {
   LedgerEvents,
   RegisteredKey,
   RegisteredKeyPage,
+  Event,
+  EventPage,
 };
 
 export type AnswerName = keyof typeof answerContracts;
@@ -72,6 +75,15 @@ export type EvidenceSubmission = Static<typeof EvidenceSubmissionChecked>;
 
 /** How many of an answer's problems an error lists: enough to see the drift, bounded for a large answer. */
 const contractProblemsListedMax = 8;
+
+/** A webhook delivery's body as the event it must be (no HTTP response to name: the receiver got it). */
+export function checkedEvent(body: unknown): Answer<'Event'> {
+  if (Check(Event, body)) return body;
+  const problems: ContractProblem[] = Errors(Event, body)
+    .slice(0, contractProblemsListedMax)
+    .map((error) => ({ path: error.instancePath === '' ? '/' : error.instancePath, message: error.message }));
+  throw new SvcContractError('Event', problems, 'webhook delivery', 200, JSON.stringify(body));
+}
 
 /** `body` as the answer the contract `name` describes, or `SvcContractError` saying where it differs. */
 export function checkedAnswer<Name extends AnswerName>(name: Name, body: unknown, response: TransportResponse): Answer<Name> {

@@ -6,6 +6,7 @@ import { ClientCore, type AgentIdentity } from './core.ts';
 import { attemptsMaxDefault, attemptsMaxLimit, requestTimeoutMsDefault, retryBudgetMsDefault } from './defaults.ts';
 import { EngineHttpError, GatewayAuthError, SvcConfigurationError, SvcContractError } from './errors.ts';
 import { Intents } from './intents.ts';
+import { Events } from './events.ts';
 import { Ledger } from './ledger.ts';
 import { Policies } from './policies.ts';
 import { Registry } from './registry.ts';
@@ -67,6 +68,8 @@ export class SvcClient {
   readonly spend: Spend;
   readonly policies: Policies;
   readonly ledger: Ledger;
+  /** The tenant's event log (docs/events.md). */
+  readonly events: Events;
   readonly registry: Registry;
 
   private constructor(core: ClientCore, principal: Principal, credentialSource: CredentialSource) {
@@ -80,6 +83,7 @@ export class SvcClient {
     this.spend = new Spend(core);
     this.capabilities = new Capabilities(core, this.spend);
     this.ledger = new Ledger(core);
+    this.events = new Events(core);
     this.registry = new Registry(core);
   }
 

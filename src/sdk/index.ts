@@ -3,6 +3,16 @@
 // never server code; docs/sdk.md covers it, and `npm run build` builds this file's import graph into the package's
 // dist/.
 export { SvcClient, type SvcClientOptions } from './client.ts';
+export {
+  Events,
+  verifyWebhook,
+  WebhookVerificationError,
+  webhookToleranceSecondsDefault,
+  type Event,
+  type EventOf,
+  type EventType,
+  type WebhookVerifyOptions,
+} from './events.ts';
 export type { AgentIdentity } from './core.ts';
 export {
   agentKeyFromSeed,

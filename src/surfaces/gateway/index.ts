@@ -8,6 +8,7 @@ import { auditExportRoutes } from './routes/audit-exports.ts';
 import { clientReportRoutes } from './routes/client-reports.ts';
 import { deviceLoginRoutes } from './routes/device-login.ts';
 import { eventRoutes } from './routes/events.ts';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
 import { jwksRoutes } from './routes/jwks.ts';
 import { keyRegistryRoutes } from './routes/key-registry.ts';
 import { mandateRoutes } from './routes/mandates.ts';
@@ -51,4 +52,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(agentRunRoutes);
   await app.register(auditExportRoutes);
   await app.register(eventRoutes);
+  await app.register(webhookEndpointRoutes);
 }

@@ -33,7 +33,7 @@ async function asA(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, paylo
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = await buildTestApp(database.connection, { beforeApp: (instance) => {
+  app = await buildTestApp(database.connection, { appOptions: { secretsKey: Buffer.alloc(32, 5).toString('base64') }, beforeApp: (instance) => {
     instance.addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
     });
@@ -69,6 +69,7 @@ beforeAll(async () => {
   secrets.auditExportToken = auditExport.download_token;
   // A's newest event (the audit export's): its id named by B, and as B's cursor.
   secrets.event = (await asA('GET', '/v1/events?limit=1')).data[0].id;
+  secrets.webhookEndpoint = (await asA('POST', '/v1/webhook-endpoints', { url: 'https://hooks.a.example/svc', enabled_events: ['*'] })).id;
   secrets.sandboxIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
   // A's transparency log under a signed head, so the merkle routes have something of A's to withhold from B.
   await app.database.tenant(a.tenantId, (tx) => appendLeaf(tx, a.tenantId, {
@@ -150,6 +151,12 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
   'GET /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}?issue_download=1`, undefined],
   'DELETE /v1/compliance/audit-exports/:job_id': () => [`/v1/compliance/audit-exports/${secrets.auditExport}`, undefined],
   'GET /v1/events/:event_id': () => [`/v1/events/${secrets.event}`, undefined],
+  'GET /v1/webhook-endpoints/:endpoint_id': () => [`/v1/webhook-endpoints/${secrets.webhookEndpoint}`, undefined],
+  'POST /v1/webhook-endpoints/:endpoint_id': () => [`/v1/webhook-endpoints/${secrets.webhookEndpoint}`, { url: 'https://hooks.b.example/steal' }],
+  'DELETE /v1/webhook-endpoints/:endpoint_id': () => [`/v1/webhook-endpoints/${secrets.webhookEndpoint}`, undefined],
+  'POST /v1/webhook-endpoints/:endpoint_id/rotate-secret': () => [`/v1/webhook-endpoints/${secrets.webhookEndpoint}/rotate-secret`, {}],
+  'GET /v1/webhook-endpoints/:endpoint_id/deliveries': () => [`/v1/webhook-endpoints/${secrets.webhookEndpoint}/deliveries`, undefined],
+  'POST /v1/webhook-endpoints/:endpoint_id/events/:event_id/redeliver': () => [`/v1/webhook-endpoints/${secrets.webhookEndpoint}/events/${secrets.event}/redeliver`, {}],
   // A's payee as an operator: B has no history of it, whatever A has (test/surfaces/standing/standing.test.ts settles both).
   'GET /reputation/:operator_did': () => [`/reputation/${encodeURIComponent(payee.did)}`, undefined],
   'GET /signal/v1/operators/:operator_did/explanation': () => [`/signal/v1/operators/${encodeURIComponent(payee.did)}/explanation`, undefined],
@@ -190,6 +197,7 @@ const views: Record<string, () => [string, object | undefined]> = {
   'GET /v1/compliance/audit-exports': () => ['/v1/compliance/audit-exports', undefined],
   // A's event id as B's cursor: B's own log (its key's creation, its audit export), never an event of A's.
   'GET /v1/events': () => [`/v1/events?cursor=${secrets.event}`, undefined],
+  'GET /v1/webhook-endpoints': () => [`/v1/webhook-endpoints?cursor=${secrets.webhookEndpoint}`, undefined],
   'GET /protocol/v2/agent-receipts': () => ['/protocol/v2/agent-receipts', undefined],
   'GET /protocol/v2/a2a/task-contracts': () => ['/protocol/v2/a2a/task-contracts', undefined],
   'POST /protocol/v2/receipts/verify': () => ['/protocol/v2/receipts/verify', { receipt: receiptsOfA.settlement }],
@@ -226,6 +234,8 @@ const notCrossTenant = new Set([
   'PUT /v1/admin/sso/config', 'POST /v1/auth/sso/start', 'POST /v1/auth/sso/callback',
   // Builds an export of the caller's own tenant (B's bundle holding none of A's data: test/surfaces/gateway/audit-exports.test.ts).
   'POST /v1/compliance/audit-exports',
+  // Creates an endpoint in the caller's own tenant.
+  'POST /v1/webhook-endpoints',
   // The MCP endpoint names no resource itself; its tools call the routes above with the caller's own credential, and a
   // foreign intent id through a tool is covered in test/surfaces/mcp/mcp-endpoint.test.ts.
   'POST /mcp', 'GET /mcp', 'DELETE /mcp',
@@ -289,7 +299,7 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
       if (route === 'POST /v1/policy/validate') expect(response.json().errors.map((issue: { code: string }) => issue.code)).toEqual(['policy.template_not_rolled_out']);
       if (route === 'GET /signal/v1/portfolio/summary') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, operator_count: 0, total_terminal_intents: 0 });
       if (route.startsWith('GET /v1/admin/spend-controls/') && !route.endsWith('/policy')) expect(response.json().data).toEqual([]);
-      if (route === 'GET /v1/events') expect(response.json().data).toEqual([]);
+      if (route === 'GET /v1/events' || route === 'GET /v1/webhook-endpoints') expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
     } else if (downloadRoutes[route]) {
