@@ -1,6 +1,8 @@
 // The one-minute example (`npm run example`): a paid tool guarded by an escrowed intent on a sandbox tenant —
-// open a session, create and sign an intent, fund it through the 402 handshake, verify the capability before the
-// tool runs, submit signed evidence, confirm, and verify the ledger on the client. Needs SVC_API_KEY.
+// open a session, publish a metered release rule, create and sign an intent bound to it, fund it through the 402
+// handshake, verify the capability before the tool runs, submit signed evidence of what the call cost, confirm the
+// settlement (the cost to the payee, the rest back to the principal), and verify the ledger on the client.
+// Needs SVC_API_KEY.
 import { decodeX402PaymentRequired, generateKey, sandboxCredential, SvcClient, SvcError, type FundChallenge } from 'svc-settlement/sdk';
 
 const apiKey = process.env['SVC_API_KEY'];
@@ -36,6 +38,10 @@ async function main(): Promise<void> {
   // The principal pays; the payee (the tool's vendor) is paid on release. Each signs with its own Ed25519 key.
   const principal = { did: 'did:example:principal-alice', key: generateKey().key };
   const payee = { did: 'did:example:search-vendor', key: generateKey().key };
+  // The release rule, metered: release only if the search completed within the escrowed amount, and then only what
+  // the payee's evidence says it cost; the rest goes back. The principal signs the version's digest with the intent.
+  const rule = await client.policies.publish({ templateId: 'completion_budget_v1', parameters: { release_mode: 'metered' } });
+  step('Metered release rule published', `${rule.template_id} version ${rule.version_seq}: ${rule.human_summary}`);
   const intent = await client.intents.create({
     principal,
     payee: { did: payee.did, publicKey: payee.key },
@@ -45,10 +51,9 @@ async function main(): Promise<void> {
     settlementRail: 'x402_usdc_base',
     allowedTools: ['search.web'],
     evidenceSchema: { type: 'object', properties: { status: { type: 'string' }, cost_cents: { type: 'integer' }, vendor_ref: { type: 'string' } }, required: ['status', 'cost_cents'] },
-    // Release only if the search completed and cost no more than the escrowed amount.
-    predicate: { version: 1, root: { op: 'and', clauses: [{ op: 'completion', path: ['status'], value: 'completed' }, { op: 'budget_cap', path: ['cost_cents'] }] } },
+    policyBinding: rule,
   });
-  step('Intent created and signed by the principal (signing v6)', `intent ${intent.intent_id}: ${amountText(intent.amount_cents, intent.currency)} on ${intent.settlement_rail}, state ${intent.state}`);
+  step('Intent created and signed by the principal (signing v7, bound to the rule)', `intent ${intent.intent_id}: ${amountText(intent.amount_cents, intent.currency)} on ${intent.settlement_rail}, state ${intent.state}`);
 
   const funded = await client.intents.fund(intent.intent_id, {
     credential: (challenge: FundChallenge) => {
@@ -74,15 +79,19 @@ async function main(): Promise<void> {
   });
   step('Evidence signed by the payee and evaluated', `predicate passed: ${evidence.predicate_passed}, state ${evidence.state}`);
 
-  const settled = await client.intents.confirm(intent.intent_id, { expectedAction: 'release' });
-  step('Settlement confirmed', `state ${settled.state}: ${settled.settlement.action} (${settled.settlement.reason}), ledger transaction ${settled.settlement.transaction_id}`);
+  const settled = await client.intents.confirm(intent.intent_id, { expectedAction: 'split' });
+  step(
+    'Settlement confirmed',
+    `state ${settled.state}: ${settled.settlement.action} (${settled.settlement.reason}), ledger transaction ${settled.settlement.transaction_id}`,
+    `released ${amountText(settled.released_cents ?? 0, intent.currency)} to the payee, refunded ${amountText(settled.refunded_cents ?? 0, intent.currency)} to the principal`,
+  );
 
   const ledger = await client.ledger.verifyChain();
   step(
     'Ledger verified on the client',
     `${ledger.rows} rows, ${ledger.transactions} transactions, tip ${ledger.tipSeq} ${ledger.tipRowHashHex}`,
     `checkpoint at ${ledger.checkpoint.ledgerSeq} signed by ${ledger.checkpoint.kid}: signature ${ledger.checkpoint.signatureValid ? 'valid' : 'INVALID'}, chain ${ledger.checkpoint.chainMatches ? 'matches' : 'DOES NOT MATCH'}`,
-    `payee payable ${amountText(Number(ledger.balances[`payee:${payee.did}:payable`] ?? 0), intent.currency)}`,
+    `payee payable ${amountText(Number(ledger.balances[`payee:${payee.did}:payable`] ?? 0), intent.currency)}, principal refund ${amountText(Number(ledger.balances[`payer:${principal.did}:refund`] ?? 0), intent.currency)}`,
   );
   if (!ledger.ok) throw new Error(`ledger problems: ${ledger.problems.join('; ')}`);
   console.log('ledger verified');

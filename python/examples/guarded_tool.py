@@ -1,6 +1,7 @@
 # The one-minute example in Python (`python3 python/examples/guarded_tool.py`): a paid tool guarded by an escrowed
 # intent on a sandbox tenant — open a session, create and sign an intent, fund it through the 402 handshake, verify
-# the capability before the tool runs, submit signed evidence, confirm, and verify the ledger on the client.
+# the capability before the tool runs, submit signed evidence, confirm (metered: the cost to the payee, the rest
+# back), and verify the ledger on the client.
 # The same steps, printed the same way, as examples/guarded-tool.ts. Needs SVC_API_KEY.
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ def main() -> None:
         # The principal pays; the payee (the tool's vendor) is paid on release. Each signs with its own Ed25519 key.
         principal = SigningParty("did:example:principal-alice", generate_key()[1])
         payee = SigningParty("did:example:search-vendor", generate_key()[1])
+        # The release rule, metered: release only if the search completed within the escrowed amount, and then only
+        # what the payee's evidence says it cost; the rest goes back. The principal signs the version's digest.
+        rule = client.policies.publish("completion_budget_v1", {"release_mode": "metered"})
+        step("Metered release rule published", f"{rule['template_id']} version {rule['version_seq']}: {rule['human_summary']}")
         intent = client.intents.create(
             principal=principal,
             payee=PayeeParty(payee.did, payee.key),
@@ -69,14 +74,10 @@ def main() -> None:
                 "properties": {"status": {"type": "string"}, "cost_cents": {"type": "integer"}, "vendor_ref": {"type": "string"}},
                 "required": ["status", "cost_cents"],
             },
-            # Release only if the search completed and cost no more than the escrowed amount.
-            predicate={"version": 1, "root": {"op": "and", "clauses": [
-                {"op": "completion", "path": ["status"], "value": "completed"},
-                {"op": "budget_cap", "path": ["cost_cents"]},
-            ]}},
+            policy_binding=rule,
         )
         step(
-            "Intent created and signed by the principal (signing v6)",
+            "Intent created and signed by the principal (signing v7, bound to the rule)",
             f"intent {intent['intent_id']}: {amount_text(intent['amount_cents'], intent['currency'])} on {intent['settlement_rail']}, state {intent['state']}",
         )
 
@@ -109,9 +110,14 @@ def main() -> None:
         )
         step("Evidence signed by the payee and evaluated", f"predicate passed: {str(evidence['predicate_passed']).lower()}, state {evidence['state']}")
 
-        settled = client.intents.confirm(intent["intent_id"], expected_action="release")
+        settled = client.intents.confirm(intent["intent_id"], expected_action="split")
         settlement = settled["settlement"]
-        step("Settlement confirmed", f"state {settled['state']}: {settlement['action']} ({settlement['reason']}), ledger transaction {settlement['transaction_id']}")
+        step(
+            "Settlement confirmed",
+            f"state {settled['state']}: {settlement['action']} ({settlement['reason']}), ledger transaction {settlement['transaction_id']}",
+            f"released {amount_text(settled['released_cents'] or 0, intent['currency'])} to the payee, "
+            f"refunded {amount_text(settled['refunded_cents'] or 0, intent['currency'])} to the principal",
+        )
 
         ledger = client.ledger.verify_chain()
         step(
@@ -119,7 +125,8 @@ def main() -> None:
             f"{ledger.rows} rows, {ledger.transactions} transactions, tip {ledger.tip_seq} {ledger.tip_row_hash_hex}",
             f"checkpoint at {ledger.checkpoint_ledger_seq} signed by {ledger.checkpoint_kid}: signature "
             f"{'valid' if ledger.checkpoint_signature_valid else 'INVALID'}, chain {'matches' if ledger.checkpoint_chain_matches else 'DOES NOT MATCH'}",
-            f"payee payable {amount_text(ledger.balances.get(f'payee:{payee.did}:payable', 0), intent['currency'])}",
+            f"payee payable {amount_text(ledger.balances.get(f'payee:{payee.did}:payable', 0), intent['currency'])}, "
+            f"principal refund {amount_text(ledger.balances.get(f'payer:{principal.did}:refund', 0), intent['currency'])}",
         )
         if not ledger.ok:
             raise SvcError(f"ledger problems: {'; '.join(ledger.problems)}")

@@ -53,6 +53,10 @@ class Intent(TypedDict):
     funded_at: str | None
     evidence_recorded_at: str | None
     settled_at: str | None
+    release_mode: Literal["full", "metered"]
+    # Once settled: the part paid to the payee and the part returned (their sum is amount_cents); None before.
+    released_cents: int | None
+    refunded_cents: int | None
 
 
 class IntentList(TypedDict):
@@ -94,9 +98,11 @@ class EvidenceAnswer(TypedDict):
 
 
 class Settlement(TypedDict):
-    action: Literal["release", "refund"]
+    action: Literal["release", "refund", "split"]
     reason: str
     transaction_id: str
+    released_cents: int
+    refunded_cents: int
 
 
 class SettlementAnswer(Intent):

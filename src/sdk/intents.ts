@@ -75,7 +75,7 @@ export interface SubmitEvidenceParams {
 
 export interface ConfirmParams {
   /** A guard: the engine refuses (409, nothing moved) when the rule implies the other action. */
-  readonly expectedAction?: 'release' | 'refund';
+  readonly expectedAction?: 'release' | 'refund' | 'split';
   readonly idempotencyKey?: string;
 }
 

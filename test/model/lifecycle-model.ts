@@ -1,12 +1,15 @@
 // The intent lifecycle tested against a model (docs/engine.md is what the model encodes): fast-check draws random
-// sequences of commands — create, fund (success, decline, pending, poll), evidence (passing, failing), confirm,
+// sequences of commands — create (an inline rule, or bound to a metered policy whose evidence costs nothing, part or
+// all of the amount), fund (success, decline, pending, poll), evidence (passing, failing), confirm (release, refund
+// or split),
 // expire (a short deadline, then confirm or the maintenance sweeper), replays with the same idempotency key and the
 // same key with another body, concurrent duplicates, another tenant's key — and runs each against the real server
 // over HTTP and against the small model below. After every step:
 //   - every intent's state, as the API lists it, is the model's, and each answer has the model's class (status and
 //     error code);
 //   - every ledger transaction is balanced, and an intent's money moved into escrow at most once and out of it at
-//     most once, exactly as its state implies;
+//     most once, exactly as its state implies, its escrow emptied by at most its funded amount, and the payee paid
+//     exactly the part the intent records (released_cents + refunded_cents = amount_cents once settled);
 //   - a terminal state never changes again;
 // and after each run the ledger verifier (`svc ledger verify`'s function) finds nothing wrong.
 // Only the HTTP API drives the engine (the sweeper and the verifier are the service's own functions, handed in), so
@@ -46,11 +49,15 @@ export interface System {
 }
 
 type Rail = 'x402_usdc_base' | 'processor_mpp';
-type State = 'open' | 'funded' | 'evidence_recorded' | 'released' | 'refunded';
+type State = 'open' | 'funded' | 'evidence_recorded' | 'released' | 'refunded' | 'resolved_split';
 type FundOutcome = 'success' | 'decline' | 'pending';
-type Action = 'release' | 'refund';
+type Action = 'release' | 'refund' | 'split';
+/** How an intent's passing evidence settles: the whole amount (an inline rule), or metered by a policy version at a
+ * cost of nothing, part or all of the amount. */
+type Metering = 'full' | 'zero' | 'part' | 'all';
 
-const isTerminal = (state: State): boolean => state === 'released' || state === 'refunded';
+const isTerminal = (state: State): boolean => state === 'released' || state === 'refunded' || state === 'resolved_split';
+const settledStates: Record<Action, State> = { release: 'released', refund: 'refunded', split: 'resolved_split' };
 
 // ---- the model ----
 
@@ -61,6 +68,8 @@ interface ModelIntent {
   /** Epoch ms of the deadline (whole seconds). */
   readonly deadlineMs: number;
   state: State;
+  /** Under a metered policy, the cost its passing evidence carries (the part a pass releases); undefined: full. */
+  readonly meteredCostCents?: number;
   predicatePassed?: boolean;
   /** The credential of the latest pending attempt, re-sent to poll. */
   pendingPoll?: HttpRequest;
@@ -86,10 +95,12 @@ export interface Real {
   readonly globex: { tenantId: string; adminKey: string };
   readonly principal: Party;
   readonly payee: Party;
+  /** The acme tenant's policy head: completion_budget_v1 with release_mode metered. */
+  readonly meteredPolicy: { templateId: string; versionSeq: number; contentDigestHex: string; materializedPredicate: Record<string, unknown> };
   /** Ledger rows read so far (after_seq of the next page) and what they add up to, per intent. */
   ledgerSeq: number;
   readonly transactions: Map<string, { intentId: string; kind: string; debits: bigint; credits: bigint; entries: number }>;
-  readonly movements: Map<string, { fund: number; release: number; refund: number; escrow: bigint }>;
+  readonly movements: Map<string, Movement>;
   /** The last state the API showed for each intent (for "terminal states are absorbing"). */
   readonly seen: Map<string, State>;
   /** The event log read so far (its newest event's id), and the states each intent's transition events entered, in
@@ -102,6 +113,11 @@ export interface Real {
 }
 
 export type Context = { model: Model; real: Real };
+
+/** What the ledger moved for one intent: transactions by kind, the escrow's balance, what left the escrow in total,
+ * and what the payee was paid. */
+interface Movement { fund: number; release: number; refund: number; split: number; escrow: bigint; escrowOut: bigint; paid: bigint }
+const noMovement = (): Movement => ({ fund: 0, release: 0, refund: 0, split: 0, escrow: 0n, escrowOut: 0n, paid: 0n });
 
 // ---- time: short deadlines without races ----
 
@@ -215,8 +231,15 @@ function expectedEvidence(intent: ModelIntent): string {
   return '200';
 }
 
+/** The part a passing evidence releases: the amount, or the metered cost. */
+const releasedOnPass = (intent: ModelIntent): number => intent.meteredCostCents ?? intent.amountCents;
+
 function impliedAction(intent: ModelIntent): Action | undefined {
-  if (intent.state === 'evidence_recorded') return intent.predicatePassed ? 'release' : 'refund';
+  if (intent.state === 'evidence_recorded') {
+    if (!intent.predicatePassed) return 'refund';
+    const released = releasedOnPass(intent);
+    return released === intent.amountCents ? 'release' : released === 0 ? 'refund' : 'split';
+  }
   if (intent.state === 'funded' && deadlinePassed(intent)) return 'refund';
   return undefined;
 }
@@ -229,8 +252,16 @@ function expectedConfirm(intent: ModelIntent, expectedAction: Action | undefined
 }
 
 const settle = (intent: ModelIntent): void => {
-  intent.state = impliedAction(intent) === 'release' ? 'released' : 'refunded';
+  intent.state = settledStates[impliedAction(intent)!];
 };
+
+/** The parts the model expects a settled intent to record. */
+function expectedParts(intent: ModelIntent): { released: number; refunded: number } | null {
+  if (intent.state === 'released') return { released: intent.amountCents, refunded: 0 };
+  if (intent.state === 'refunded') return { released: 0, refunded: intent.amountCents };
+  if (intent.state === 'resolved_split') return { released: releasedOnPass(intent), refunded: intent.amountCents - releasedOnPass(intent) };
+  return null;
+}
 
 const fundUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/fund`;
 const evidenceUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/evidence`;
@@ -239,7 +270,8 @@ const confirmBody = (expectedAction: Action | undefined) => JSON.stringify(expec
 
 function evidencePayload(context: Context, intent: ModelIntent, passing: boolean, tenantId = context.real.acme.tenantId): string {
   const { payee } = context.real;
-  return JSON.stringify(signedEvidenceBody({ tenantId, intentId: intent.intentId, payee, payload: { status: passing ? 'completed' : 'failed', cost_cents: 1 } }));
+  const cost = intent.meteredCostCents ?? Math.min(1, intent.amountCents);
+  return JSON.stringify(signedEvidenceBody({ tenantId, intentId: intent.intentId, payee, payload: { status: passing ? 'completed' : 'failed', cost_cents: cost } }));
 }
 
 /** The rail credential answering a 402 challenge with the sandbox payer (x402) or token (MPP) that picks `outcome`. */
@@ -280,7 +312,7 @@ abstract class IntentStep extends Step {
 }
 
 class CreateIntent extends Step {
-  constructor(readonly rail: Rail, readonly short: boolean, readonly amountCents: number, readonly keyed: boolean) {
+  constructor(readonly rail: Rail, readonly short: boolean, readonly amountCents: number, readonly keyed: boolean, readonly metering: Metering = 'full') {
     super();
   }
   check(model: Readonly<Model>): boolean {
@@ -289,14 +321,17 @@ class CreateIntent extends Step {
   async act(model: Model, context: Context): Promise<void> {
     const { acme, principal, payee } = context.real;
     const deadlineMs = this.short ? Math.ceil((Date.now() + shortDeadlineMs) / 1000) * 1000 : Math.ceil((Date.now() + 3_600_000) / 1000) * 1000;
-    const body = signedCreateBody({ tenantId: acme.tenantId, principal, payee, settlementRail: this.rail, amountCents: this.amountCents, deadline: rfc3339(deadlineMs) });
-    const other = signedCreateBody({ tenantId: acme.tenantId, principal, payee, settlementRail: this.rail, amountCents: this.amountCents + 1, deadline: rfc3339(deadlineMs) });
+    // Metered: bound (v7) to the tenant's metered policy head, whose parameters the principal signs through its digest.
+    const rule = this.metering === 'full' ? {} : { policy: context.real.meteredPolicy, signingVersion: 7 };
+    const body = signedCreateBody({ tenantId: acme.tenantId, principal, payee, settlementRail: this.rail, amountCents: this.amountCents, deadline: rfc3339(deadlineMs), ...rule });
+    const other = signedCreateBody({ tenantId: acme.tenantId, principal, payee, settlementRail: this.rail, amountCents: this.amountCents + 1, deadline: rfc3339(deadlineMs), ...rule });
     const request = withKey(post(acme, '/harbor/intents', JSON.stringify(body)), this.keyed ? newKey() : undefined);
     const answer = await sendKeyed(context, this.toString(), request, '201', JSON.stringify(other));
-    if (answer) model.intents.push({ intentId: body.intent_id as string, rail: this.rail, amountCents: this.amountCents, deadlineMs, state: 'open' });
+    const meteredCostCents = { full: undefined, zero: 0, part: Math.floor(this.amountCents / 3), all: this.amountCents }[this.metering];
+    if (answer) model.intents.push({ intentId: body.intent_id as string, rail: this.rail, amountCents: this.amountCents, deadlineMs, state: 'open', ...(meteredCostCents === undefined ? {} : { meteredCostCents }) });
   }
   toString(): string {
-    return `create(${this.rail}, ${this.short ? 'short deadline' : 'hour'}, ${this.amountCents}${this.keyed ? ', keyed' : ''})`;
+    return `create(${this.rail}, ${this.short ? 'short deadline' : 'hour'}, ${this.amountCents}${this.metering === 'full' ? '' : `, metered ${this.metering}`}${this.keyed ? ', keyed' : ''})`;
   }
 }
 
@@ -557,6 +592,9 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
   // States: the API's list (newest first, one page: a run holds at most 40 intents) against the model.
   const listed = await getJson(context, '/harbor/intents?limit=200');
   const states = new Map<string, State>(listed.data.map((intent: { intent_id: string; state: State }) => [intent.intent_id, intent.state]));
+  const parts = new Map<string, { released: number | null; refunded: number | null }>(
+    listed.data.map((intent: { intent_id: string; released_cents: number | null; refunded_cents: number | null }) => [intent.intent_id, { released: intent.released_cents, refunded: intent.refunded_cents }]),
+  );
   check(states.size === model.intents.length, () => `after ${step}: the API lists ${states.size} intents, the model holds ${model.intents.length}`);
   for (const intent of model.intents) {
     const state = states.get(intent.intentId);
@@ -564,6 +602,12 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
     const before = real.seen.get(intent.intentId);
     check(!(before && isTerminal(before)) || before === state, () => `after ${step}: intent ${intent.intentId} left terminal state ${before} for ${state}`);
     real.seen.set(intent.intentId, state!);
+    const recorded = parts.get(intent.intentId)!;
+    const expectedPart = expectedParts(intent);
+    check(
+      (expectedPart === null && recorded.released === null && recorded.refunded === null) || (expectedPart !== null && recorded.released === expectedPart.released && recorded.refunded === expectedPart.refunded),
+      () => `after ${step}: intent ${intent.intentId} (${intent.state}) records released ${recorded.released}, refunded ${recorded.refunded}; the model expects ${JSON.stringify(expectedPart)}`,
+    );
   }
 
   // Events: every state change recorded exactly once, in the transaction that made it (docs/events.md). Each intent's
@@ -591,14 +635,16 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
       if (event.side === 'debit') transaction.debits += BigInt(event.amount_cents);
       else transaction.credits += BigInt(event.amount_cents);
       if (transaction.entries === 1) {
-        const movement = real.movements.get(event.intent_id) ?? { fund: 0, release: 0, refund: 0, escrow: 0n };
-        movement[event.event_kind as 'fund' | 'release' | 'refund'] += 1;
+        const movement = real.movements.get(event.intent_id) ?? noMovement();
+        movement[event.event_kind as 'fund' | 'release' | 'refund' | 'split'] += 1;
         real.movements.set(event.intent_id, movement);
       }
+      const movement = real.movements.get(event.intent_id)!;
       if (event.account === `intent:${event.intent_id}:escrow`) {
-        const movement = real.movements.get(event.intent_id)!;
         movement.escrow += event.side === 'debit' ? BigInt(event.amount_cents) : -BigInt(event.amount_cents);
+        if (event.side === 'credit') movement.escrowOut += BigInt(event.amount_cents);
       }
+      if (event.side === 'debit' && event.account.startsWith('payee:')) movement.paid += BigInt(event.amount_cents);
       real.transactions.set(event.transaction_id, transaction);
     }
     if (page.next_after_seq === null) break;
@@ -607,17 +653,22 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
     check(transaction.entries >= 2 && transaction.debits === transaction.credits, () => `after ${step}: transaction ${transactionId} has ${transaction.entries} entries, debits ${transaction.debits}, credits ${transaction.credits}`);
   }
   for (const intent of model.intents) {
-    const moved = real.movements.get(intent.intentId) ?? { fund: 0, release: 0, refund: 0, escrow: 0n };
-    check(moved.fund <= 1 && moved.release + moved.refund <= 1, () => `after ${step}: intent ${intent.intentId} moved in ${moved.fund} times and out ${moved.release + moved.refund} times`);
+    const moved = real.movements.get(intent.intentId) ?? noMovement();
+    check(moved.fund <= 1 && moved.release + moved.refund + moved.split <= 1, () => `after ${step}: intent ${intent.intentId} moved in ${moved.fund} times and out ${moved.release + moved.refund + moved.split} times`);
+    // Escrow filled once, and emptied by at most what was funded.
+    check(moved.escrowOut <= BigInt(intent.amountCents) * BigInt(moved.fund), () => `after ${step}: intent ${intent.intentId} took ${moved.escrowOut} out of an escrow funded ${moved.fund} time(s) with ${intent.amountCents}`);
     const expected = {
       fund: intent.state === 'open' ? 0 : 1,
       release: intent.state === 'released' ? 1 : 0,
       refund: intent.state === 'refunded' ? 1 : 0,
+      split: intent.state === 'resolved_split' ? 1 : 0,
       escrow: intent.state === 'funded' || intent.state === 'evidence_recorded' ? BigInt(intent.amountCents) : 0n,
+      paid: BigInt(expectedParts(intent)?.released ?? 0),
     };
+    const shown = (value: object) => JSON.stringify(value, (_key, member) => (typeof member === 'bigint' ? String(member) : member));
     check(
-      moved.fund === expected.fund && moved.release === expected.release && moved.refund === expected.refund && moved.escrow === expected.escrow,
-      () => `after ${step}: intent ${intent.intentId} (${intent.state}) has ledger ${JSON.stringify({ ...moved, escrow: String(moved.escrow) })}, the model expects ${JSON.stringify({ ...expected, escrow: String(expected.escrow) })}`,
+      moved.fund === expected.fund && moved.release === expected.release && moved.refund === expected.refund && moved.split === expected.split && moved.escrow === expected.escrow && moved.paid === expected.paid,
+      () => `after ${step}: intent ${intent.intentId} (${intent.state}) has ledger ${shown(moved)}, the model expects ${shown(expected)}`,
     );
   }
 }
@@ -626,9 +677,10 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
 const modelTransitions: Record<State, readonly State[]> = {
   open: ['funded'],
   funded: ['evidence_recorded', 'refunded'],
-  evidence_recorded: ['released', 'refunded'],
+  evidence_recorded: ['released', 'refunded', 'resolved_split'],
   released: [],
   refunded: [],
+  resolved_split: [],
 };
 const eventTypeStates: Record<string, State> = {
   'intent.created': 'open',
@@ -636,6 +688,7 @@ const eventTypeStates: Record<string, State> = {
   'intent.evidence_recorded': 'evidence_recorded',
   'intent.released': 'released',
   'intent.refunded': 'refunded',
+  'intent.resolved_split': 'resolved_split',
 };
 
 /** Reads the events recorded since the last step (the list is newest first: pages back to the last one seen), and
@@ -676,14 +729,16 @@ export function lifecycleCommands(maxCommands: number, replayPath?: string): fc.
     [
       fc.record({ rail, short: fc.constantFrom(false, false, false, true), amount: fc.integer({ min: 1, max: 100_000 }), keyed: fc.boolean() }).map(({ rail, short, amount, keyed }) => new CreateIntent(rail, short, amount, keyed)),
       fc.record({ rail, short: fc.constantFrom(false, true), amount: fc.integer({ min: 1, max: 100_000 }), keyed: fc.boolean() }).map(({ rail, short, amount, keyed }) => new CreateIntent(rail, short, amount, keyed)),
+      fc.record({ rail, amount: fc.integer({ min: 1, max: 100_000 }), keyed: fc.boolean(), metering: fc.constantFrom<Metering>('part', 'part', 'zero', 'all') })
+        .map(({ rail, amount, keyed, metering }) => new CreateIntent(rail, false, amount, keyed, metering)),
       fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
       fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
       fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
       index.map((i) => new Poll(i)),
       fc.tuple(index, fc.boolean(), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed)),
       fc.tuple(index, fc.boolean(), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed)),
-      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
-      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
+      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund', 'split'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
+      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund', 'split'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
       fc.tuple(index, fc.constantFrom<'confirm' | 'sweeper'>('confirm', 'sweeper')).map(([i, by]) => new Expire(i, by)),
       fc.constant(new Sweep()),
       fc.tuple(index, fc.boolean()).map(([i, otherBody]) => new Replay(i, otherBody)),
@@ -700,6 +755,13 @@ export function lifecycleCommands(maxCommands: number, replayPath?: string): fc.
 /** A fresh run: two new tenants (so each run's ledger starts empty), fresh parties, an empty model. */
 export async function newRun(system: System): Promise<Context> {
   const [acme, globex] = [await system.newTenant(), await system.newTenant()];
+  // The metered policy head the metered intents bind to (docs/engine.md#the-split-rule).
+  const drafted = await system.send(post(acme, '/harbor/policy/v1/drafts', JSON.stringify({ template_id: 'completion_budget_v1', parameters: { release_mode: 'metered' } })));
+  const version = parse(drafted.body);
+  check(drafted.status === 201, () => `drafting the metered policy answered ${drafted.status} ${drafted.body.slice(0, 300)}`);
+  const rolled = await system.send(post(acme, '/harbor/policy/v1/rollout', JSON.stringify({ template_id: 'completion_budget_v1', version_seq: version.version_seq })));
+  check(rolled.status === 200, () => `rolling the metered policy out answered ${rolled.status} ${rolled.body.slice(0, 300)}`);
+  const meteredPolicy = { templateId: 'completion_budget_v1', versionSeq: version.version_seq, contentDigestHex: version.content_digest, materializedPredicate: version.materialized_predicate };
   return {
     model: { intents: [], stored: [] },
     real: {
@@ -708,6 +770,7 @@ export async function newRun(system: System): Promise<Context> {
       globex,
       principal: party(`did:principal:model-${randomUUID()}`),
       payee: party(`did:payee:model-${randomUUID()}`),
+      meteredPolicy,
       ledgerSeq: 0,
       transactions: new Map(),
       movements: new Map(),
