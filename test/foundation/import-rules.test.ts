@@ -1,8 +1,8 @@
 // The rooms of src/ and the rules between them (docs/architecture.md, "Modules"): no import circle, no import running
 // back up the layers, plugins that are hooks over infrastructure and compose no use case, the SDK reached only by the
-// CLI, and one Ed25519 signing helper. docs/architecture.md draws the same layers and names every room: it is held
-// to this table. Read from the sources with TypeScript's import scanner; type-only imports count
-// too, since a type that runs back up is still a dependency a reader has to follow.
+// CLI, and one Ed25519 signing helper; and docs/architecture.md held to them (its layers and its table of rooms). Read
+// from the sources with TypeScript's import scanner; type-only imports count too, since a type that runs back up is
+// still a dependency a reader has to follow.
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
