@@ -5,6 +5,10 @@
 // instruction left for a person.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockIntent, queueEvidenceRecordedTransition } from '../../src/db/intent-repository.ts';
+import { checkReleasedCents } from '../../src/engine/decide.ts';
+import { settleIntentFor } from '../../src/engine/settle.ts';
+import { Database } from '../../src/infra/database.ts';
 import { x402CaptureDeadlineMarginSeconds } from '../../src/limits.ts';
 import { buildTestApp, LogCapture } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -16,6 +20,7 @@ const apiKey = 'fac_escrow_5e1d9a77';
 const authorizerKey = `0x${'7c'.repeat(32)}`;
 const payTo = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C';
 let database: TestDatabase;
+let db: Database;
 let app: FastifyInstance;
 let facilitator: EscrowFacilitator;
 let live: LiveTenant;
@@ -23,6 +28,7 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  db = new Database({ ...database.connection, max: 2 });
   facilitator = await startEscrowFacilitator({ apiKey });
   app = await buildTestApp(database.connection, { logs, appOptions: { secretsKey: liveSecretsKey, railCallTimeoutMs: 2_000 } });
   live = await setUpLive(app, database.connection);
@@ -43,6 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await facilitator?.close();
+  await db?.close();
   await database?.drop();
 });
 
@@ -141,6 +148,36 @@ describe('x402 auth-capture: escrow held at the rail', () => {
     const intent = await live.read(intentId);
     expect(intent.rail_instructions).toMatchObject([{ kind: 'refund', status: 'succeeded', reference: hold.transactions.void[0] }]);
     expect(intent).toMatchObject({ void_id: hold.transactions.void[0], onchain_transaction_hashes: { voids: [hold.transactions.void[0]] } });
+  });
+
+  it('split = capture of the payee\'s part, then void of the rest; both automatic, in that order', async () => {
+    const { intentId, funded } = await fundHeld(250);
+    const hash = funded.json().funding.authorization_id;
+    // The engine's entry for a named part (as a metered release or an operator's resolution settles): 120 of 250.
+    const settled = await db.tenant(live.tenant.tenantId, async (tx) => {
+      const recorded = queueEvidenceRecordedTransition(tx, (await lockIntent(tx, live.tenant.tenantId, intentId))!, true);
+      return settleIntentFor(tx, recorded, app.engineEffects, { command: 'confirm', releasedCents: checkReleasedCents(recorded, 120), reason: 'predicate_passed' });
+    });
+    expect(settled).toMatchObject({ releasedCents: 120, refundedCents: 130, intent: { state: 'resolved_split' } });
+    // The first pass captures; the void waits for the capture to succeed, and goes on the next pass.
+    await live.sweep();
+    const hold = facilitator.payments.get(hash)!;
+    expect(hold).toMatchObject({ capturable: 1_300_000n, refundable: 1_200_000n, paidToReceiver: 1_200_000n, returnedToPayer: 0n });
+    await live.sweep();
+    expect(hold).toMatchObject({ capturable: 0n, refundable: 1_200_000n, paidToReceiver: 1_200_000n, returnedToPayer: 1_300_000n });
+    const intent = await live.read(intentId);
+    expect(intent).toMatchObject({
+      state: 'resolved_split', released_cents: 120, refunded_cents: 130,
+      capture_id: hold.transactions.capture[0], void_id: hold.transactions.void[0],
+    });
+    expect(intent.rail_instructions).toMatchObject([
+      { kind: 'payout', amount_cents: 120, status: 'succeeded', reference: hold.transactions.capture[0] },
+      { kind: 'refund', amount_cents: 130, status: 'succeeded', reference: hold.transactions.void[0] },
+    ]);
+    // Nothing more to do: a third pass moves nothing.
+    await live.sweep();
+    expect(hold.transactions.capture).toHaveLength(1);
+    expect(hold.transactions.void).toHaveLength(1);
   });
 
   it('a capture asked again under the same idempotency key is answered, not repeated', async () => {

@@ -239,12 +239,13 @@ describe('the registry', () => {
     expect(resolveRailName('other_rail')).toBeUndefined();
   });
 
-  it('declares what each built-in rail carries out: charge in sandbox; charge, payout and refund in live', () => {
+  it('declares what each built-in rail carries out: charge in sandbox; charge, payout and refund in live; x402 holds too', () => {
     for (const { name } of builtIn) {
       expect(railCarriesOut(name, 'sandbox', 'charge')).toBe(true);
       expect(railCarriesOut(name, 'sandbox', 'payout')).toBe(false);
       for (const operation of ['charge', 'payout', 'refund'] as const) expect(railCarriesOut(name, 'live', operation)).toBe(true);
-      expect(railCarriesOut(name, 'live', 'capture')).toBe(false);
+      // x402 auth-capture holds at funding and captures or voids at settlement; MPP charges at funding.
+      expect(railCarriesOut(name, 'live', 'capture')).toBe(name === 'x402_usdc_base');
     }
     expect(railCarriesOut(voucherRailName, 'live', 'payout')).toBe(false);
   });
