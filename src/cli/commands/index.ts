@@ -2,6 +2,7 @@
 import type { CliCommand } from '../command.ts';
 import { auditVerify } from './audit-verify.ts';
 import { authOutbox } from './auth-outbox.ts';
+import { eventsTail } from './events-tail.ts';
 import { keyCreate } from './key-create.ts';
 import { keyRegister } from './key-register.ts';
 import { ledgerVerify } from './ledger-verify.ts';
@@ -23,6 +24,7 @@ export const cliCommands: readonly CliCommand[] = [
   login,
   logout,
   whoami,
+  eventsTail,
   migrateCommand,
   ledgerVerify,
   auditVerify,

@@ -67,6 +67,8 @@ export const toolDefinitions: readonly ToolDefinition[] = [
     description: 'Lists the tenant\'s intents, newest first, optionally by status or operator (payee) DID; page with cursor.' },
   { name: 'svc_get_intent', method: 'GET', path: '/harbor/operator/v1/intents/:intent_id', input: 'envelope', readOnly: true,
     description: 'One intent of the tenant: state, amounts, allowed tools, release rule.' },
+  { name: 'svc_list_events', method: 'GET', path: '/v1/events', input: 'query', readOnly: true,
+    description: 'The tenant\'s recent events (intents funded, released, refunded; payouts; keys), newest first, optionally of one type; page with cursor.' },
   // The client's two spend-policy tools read the same dry run of /verify, as its own server does.
   { name: 'svc_get_budget_remaining', method: 'POST', path: '/v1/spend/preflight', input: 'body', readOnly: true,
     description: 'What an intent\'s capability can still spend (remaining, reserved and consumed cents, the spend scope and policy version), as a dry run of /verify that reserves nothing.' },

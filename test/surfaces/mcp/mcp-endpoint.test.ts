@@ -166,9 +166,10 @@ describe('tools per credential', () => {
   it('shows each role the tools whose routes admit it', async () => {
     expect(await toolNames(acme.adminKey)).toEqual(allTools);
     expect(await toolNames(await acme.key('operator'))).toEqual(allTools.filter((name) => !standingTools.includes(name)));
-    expect(await toolNames(await acme.key('agent'))).toEqual(allTools.filter((name) => ![...standingTools, 'svc_confirm_settlement', 'svc_get_audit_export', 'svc_list_audit_exports'].includes(name)));
+    // The event log is for admins, operators and auditors (docs/events.md).
+    expect(await toolNames(await acme.key('agent'))).toEqual(allTools.filter((name) => ![...standingTools, 'svc_confirm_settlement', 'svc_get_audit_export', 'svc_list_audit_exports', 'svc_list_events'].includes(name)));
     expect(await toolNames(await acme.key('auditor'))).toEqual(
-      [...readTools, ...standingTools, 'svc_get_audit_export', 'svc_list_audit_exports', 'svc_verify_agent_recognition_proof_v1'].sort(),
+      [...readTools, ...standingTools, 'svc_get_audit_export', 'svc_list_audit_exports', 'svc_list_events', 'svc_verify_agent_recognition_proof_v1'].sort(),
     );
   });
 

@@ -15,7 +15,8 @@ export const eventReaders: readonly Role[] = ['admin', 'operator', 'auditor'];
 
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  const config = { access: { roles: eventReaders } };
+  // A restricted key reads them with the compliance read scope (the MCP tool svc_list_events).
+  const config = { access: { roles: eventReaders, scope: 'mcp.compliance:read' } };
 
   routes.get(
     '/v1/events',
