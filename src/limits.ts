@@ -476,3 +476,20 @@ export const verifyIntentIdLengthMax = 64;
 /** The reference an operator records for a rail instruction it carried out itself (an x402 transfer's transaction
  * hash is 66 characters; other rails' ids are shorter): room to spare, bounded. */
 export const railInstructionReferenceLengthMax = 200;
+
+// ---- Review holds (docs/release-gate.md) ----
+
+/** Items the review queue answers when the client names no limit; its largest page is the client's own bound, 500. */
+export const reviewQueueLimitDefault = 50;
+export const reviewQueueLimitMax = 500;
+/** Signals and review events an operator's review status lists, newest first. */
+export const reviewStatusEntriesMax = 100;
+/** When the fraud metrics call the gate's metrics reliable (reported to the client; a hold never depends on it):
+ * enough holds resolved and reviewer outcomes recorded over the last 30 days, and a precision (confirmed risk among
+ * labelled outcomes) above the floor. */
+export const reviewReliabilityMinReviewed = 20;
+export const reviewReliabilityMinLabeled = 20;
+export const reviewReliabilityMinSignalFamilyLabeled = 5;
+export const reviewReliabilityMinPrecisionBps = 5000;
+/** Days without a labelled outcome after which the metrics are stale. */
+export const reviewReliabilityStaleDays = 14;

@@ -181,6 +181,13 @@ export function queueEvidenceRecordedTransition(tx: Queryable, intent: LockedInt
   return { ...intent, state: 'evidence_recorded', evidenceRecordedAt: intent.transactionTime, predicatePassed };
 }
 
+/** Queues the hold of a locked intent whose release the release gate stopped (docs/release-gate.md): from
+ * `evidence_recorded` to `held`, not settled; answers the intent as it will be. */
+export function queueHeldTransition(tx: Queryable, intent: LockedIntent): LockedIntent {
+  queueTransition(tx, intent, 'evidence_recorded', `state = 'held'`, []);
+  return { ...intent, state: 'held' };
+}
+
 /** Queues the settlement of a locked intent: its transition to `to`, a terminal state of the lifecycle table, with
  * the time it settled; answers the intent as it will be. */
 export function queueSettledTransition(tx: Queryable, intent: LockedIntent, to: IntentState): LockedIntent {

@@ -32,6 +32,9 @@ export const states = {
   open: { terminal: false, capabilityLive: false },
   funded: { terminal: false, capabilityLive: true },
   evidence_recorded: { terminal: false, capabilityLive: true },
+  // Held for review (docs/release-gate.md): the release gate stopped a release; the escrow stays full until an operator
+  // resolves the hold or the deadline refunds it. No tool call spends against it meanwhile.
+  held: { terminal: false, capabilityLive: false },
   released: { terminal: true, capabilityLive: false },
   refunded: { terminal: true, capabilityLive: false },
 } as const satisfies { readonly [State in IntentState]: StateDeclaration };
@@ -73,7 +76,7 @@ export interface PostingShape {
 }
 
 /** The receipts a transition issues, built by the terminal effects (composed in src/app.ts). */
-export type ReceiptName = 'settlement_receipt' | 'agent_receipt_terminal' | 'agent_receipt_action';
+export type ReceiptName = 'settlement_receipt' | 'agent_receipt_terminal' | 'agent_receipt_action' | 'review_resolution_receipt';
 
 export interface Transition {
   /** The states the intent may be in; empty for a command that creates the intent. */
@@ -146,13 +149,24 @@ export const lifecycle = {
       { from: ['evidence_recorded'], to: 'released', when: 'the rule passed', posting: releasePosting, receipts: terminalReceipts },
       { from: ['evidence_recorded'], to: 'refunded', when: 'the rule failed', posting: refundPosting, receipts: terminalReceipts },
       { from: ['funded'], to: 'refunded', when: 'the deadline passed', posting: refundPosting, receipts: terminalReceipts },
+      { from: ['evidence_recorded'], to: 'held', when: 'the rule passed, and the release gate (critical_hold) found a critical signal', posting: null, receipts: [] },
+    ],
+  },
+  resolve: {
+    // An operator's resolution of a held intent (docs/release-gate.md#resolving-a-hold).
+    route: { method: 'POST', url: '/harbor/intents/:intent_id/review/resolve', roles: settlerRoles, scope: 'mcp.settlement:write' },
+    idempotencyOperation: 'intent.review_resolve',
+    recognitionPurpose: null,
+    transitions: [
+      { from: ['held'], to: 'released', when: 'an operator resolves the hold as a release', posting: releasePosting, receipts: [...terminalReceipts, 'review_resolution_receipt'] },
+      { from: ['held'], to: 'refunded', when: 'an operator resolves the hold as a refund', posting: refundPosting, receipts: [...terminalReceipts, 'review_resolution_receipt'] },
     ],
   },
   expire: {
     route: null,
     idempotencyOperation: null,
     recognitionPurpose: null,
-    transitions: [{ from: ['funded'], to: 'refunded', when: 'the maintenance sweeper finds the deadline passed', posting: refundPosting, receipts: terminalReceipts }],
+    transitions: [{ from: ['funded', 'held'], to: 'refunded', when: 'the maintenance sweeper finds the deadline passed', posting: refundPosting, receipts: terminalReceipts }],
   },
   sandboxBootstrap: {
     // The sandbox guardrails take the tenant from the credential alone, as their public client expects.
@@ -168,6 +182,7 @@ export const lifecycle = {
     transitions: [
       { from: ['funded'], to: 'released', when: 'the rule passed (evidence recorded and settled at once)', posting: releasePosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
       { from: ['funded'], to: 'refunded', when: 'the rule failed (evidence recorded and settled at once)', posting: refundPosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
+      { from: ['funded'], to: 'held', when: 'the rule passed, and the release gate (critical_hold) found a critical signal (evidence recorded, held at once)', posting: null, receipts: [] },
     ],
   },
 } as const satisfies Record<string, LifecycleCommand>;

@@ -5,7 +5,7 @@ import { ServiceError } from '../../errors/service-error.ts';
 import { transitionOf, unhandledState, type CommandName, type TerminalState, type Transition } from '../lifecycle.ts';
 
 export type SettlementAction = 'release' | 'refund';
-export type SettlementReason = 'predicate_passed' | 'predicate_failed' | 'deadline_passed';
+export type SettlementReason = 'predicate_passed' | 'predicate_failed' | 'deadline_passed' | 'review_resolved';
 
 /** The commands that settle an intent. */
 export type SettlingCommand = Extract<CommandName, 'confirm' | 'expire' | 'sandboxEvidence'>;
@@ -27,7 +27,8 @@ export function decideSettlement(intent: Intent, nowMs: number, command: Settlin
   const decided = settlementOf(intent, nowMs);
   if (decided === undefined) {
     throw new ServiceError('intent.invalid_state', {
-      message: intent.state === 'funded' ? 'The intent has no evidence yet and its deadline has not passed.' : undefined,
+      message: intent.state === 'funded' ? 'The intent has no evidence yet and its deadline has not passed.'
+        : intent.state === 'held' ? 'The intent is held for review: an operator resolves it.' : undefined,
       details: { state: intent.state, allowed_states: ['evidence_recorded', 'funded (past its deadline)'] },
     });
   }
@@ -43,6 +44,9 @@ function settlementOf(intent: Intent, nowMs: number): { action: SettlementAction
     case 'evidence_recorded':
       return intent.predicatePassed ? { action: 'release', reason: 'predicate_passed' } : { action: 'refund', reason: 'predicate_failed' };
     case 'funded':
+      return intent.deadline.getTime() <= nowMs ? { action: 'refund', reason: 'deadline_passed' } : undefined;
+    // Held for review: an operator resolves it (src/engine/decide/resolve.ts); only its deadline settles it here.
+    case 'held':
       return intent.deadline.getTime() <= nowMs ? { action: 'refund', reason: 'deadline_passed' } : undefined;
     // Not funded yet, or settled already; the lock refuses these before any decision (the table's from-states).
     case 'open':

@@ -1,7 +1,9 @@
 // The intent as the API shows it. Both `tenant` and `tenant_id` are sent: clients of this protocol read either
 // (docs/engine.md#funding--post-harborintentsidfund).
 import type { Intent as IntentView, RailInstruction as RailInstructionView } from '../../contracts/intents.ts';
+import type { ReviewHoldFacts } from '../../contracts/review.ts';
 import type { Intent } from '../../db/intent-repository.ts';
+import type { Hold } from '../../engine/settle.ts';
 import { fundingSettledIn } from '../../engine/lifecycle.ts';
 import type { RailInstruction as RailInstructionRow } from '../../db/rail-instruction-repository.ts';
 import { orderedMaterializedPredicate } from '../policy-presenters.ts';
@@ -72,4 +74,9 @@ export function presentRailInstruction(instruction: RailInstructionRow): RailIns
     created_at: instruction.createdAt.toISOString(),
     updated_at: instruction.updatedAt.toISOString(),
   };
+}
+
+/** What the release gate did to a release it held, as the answer of the command that met it carries it. */
+export function reviewHoldFacts(hold: Pick<Hold, 'gateMode' | 'signals'>): ReviewHoldFacts {
+  return { held: true, gate_mode: hold.gateMode, signals: hold.signals.map(({ code, severity, summary }) => ({ code, severity, summary })) };
 }
