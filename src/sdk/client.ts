@@ -9,6 +9,7 @@ import { Intents } from './intents.ts';
 import { Ledger } from './ledger.ts';
 import { Policies } from './policies.ts';
 import { Registry } from './registry.ts';
+import { Review } from './review.ts';
 import { defaultSleep, jsonObjectOf, Transport, type FetchFunction, type TransportResponse } from './transport.ts';
 import type { Principal } from './types.ts';
 import { resolveCredential, type CredentialSource } from './stored-login.ts';
@@ -68,6 +69,8 @@ export class SvcClient {
   readonly policies: Policies;
   readonly ledger: Ledger;
   readonly registry: Registry;
+  /** The release gate and review holds (docs/release-gate.md). */
+  readonly review: Review;
 
   private constructor(core: ClientCore, principal: Principal, credentialSource: CredentialSource) {
     this.credentialSource = credentialSource;
@@ -81,6 +84,7 @@ export class SvcClient {
     this.capabilities = new Capabilities(core, this.spend);
     this.ledger = new Ledger(core);
     this.registry = new Registry(core);
+    this.review = new Review(core);
   }
 
   /** Opens a session: one `GET /v1/auth/principal` (retried per the rules). Refusals → `GatewayAuthError`. */
