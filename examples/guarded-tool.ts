@@ -80,9 +80,11 @@ async function main(): Promise<void> {
   step('Evidence signed by the payee and evaluated', `predicate passed: ${evidence.predicate_passed}, state ${evidence.state}`);
 
   const settled = await client.intents.confirm(intent.intent_id, { expectedAction: 'split' });
+  // A tenant whose release gate is in critical_hold may see the release held for review instead (docs/release-gate.md).
+  const { settlement } = settled;
   step(
     'Settlement confirmed',
-    `state ${settled.state}: ${settled.settlement.action} (${settled.settlement.reason}), ledger transaction ${settled.settlement.transaction_id}`,
+    settlement ? `state ${settled.state}: ${settlement.action} (${settlement.reason}), ledger transaction ${settlement.transaction_id}` : `state ${settled.state}: held for review`,
     `released ${amountText(settled.released_cents ?? 0, intent.currency)} to the payee, refunded ${amountText(settled.refunded_cents ?? 0, intent.currency)} to the principal`,
   );
 

@@ -18,6 +18,7 @@ import { createMailTransport, type MailOptions, type MailTransport } from './ser
 import { maintenanceTimer } from './services/maintenance-timer.ts';
 import { WebhookDeliverer, webhookDelivererService } from './services/webhook-deliverer.ts';
 import { standingTerminalEffect } from './services/standing-service.ts';
+import { releaseGateProbe, reviewHoldTerminalEffect } from './services/review-service.ts';
 import { rateLimit, type RateLimitSettings } from './plugins/rate-limit.ts';
 import { requestLog } from './plugins/request-log.ts';
 import { gateway } from './surfaces/gateway/index.ts';
@@ -86,7 +87,7 @@ declare module 'fastify' {
 }
 
 /** The engine's terminal effects, in order: each runs in the settling transaction, after the ledger posting is queued. */
-export const terminalEffectsDefault: readonly TerminalEffect[] = [standingTerminalEffect, receiptsOnTerminal];
+export const terminalEffectsDefault: readonly TerminalEffect[] = [standingTerminalEffect, receiptsOnTerminal, reviewHoldTerminalEffect];
 
 /** Starts the services now, as the app is composed, and stops them when it closes: before the database closes, since
  * Fastify runs onClose hooks last registered first. Now rather than once the app is ready, so that the first
@@ -118,7 +119,7 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(databasePlugin, options);
   // Before every plugin and surface that answers requests, so that its hooks see all of them.
   await instance.register(metricsPlugin, options.metrics ?? {});
-  instance.decorate('engineEffects', engineEffects(instance.gatewayKeys, options.terminalEffects ?? terminalEffectsDefault));
+  instance.decorate('engineEffects', engineEffects(instance.gatewayKeys, options.terminalEffects ?? terminalEffectsDefault, releaseGateProbe));
   const mail = createMailTransport(options.mail ?? {}, instance.log);
   instance.decorate('mail', mail);
   // Deliveries in flight finish before the app is closed.

@@ -527,3 +527,20 @@ assertLimit(webhookDisableAfterFailingMs < webhookRetryDelaysMs.reduce((sum, del
 export const webhookResponseBytesMax = 4096;
 assertLimit(webhookLeaseMs > webhookAttemptTimeoutMsDefault, 'a lease must outlast the attempt it covers');
 assertLimit(webhookRetryDelaysMs.reduce((sum, delay) => sum + delay, 0) * (1 + webhookRetryJitter) < eventRetentionMs, 'an event must outlive its delivery window');
+
+// ---- Review holds (docs/release-gate.md) ----
+
+/** Items the review queue answers when the client names no limit; its largest page is the client's own bound, 500. */
+export const reviewQueueLimitDefault = 50;
+export const reviewQueueLimitMax = 500;
+/** Signals and review events an operator's review status lists, newest first. */
+export const reviewStatusEntriesMax = 100;
+/** When the fraud metrics call the gate's metrics reliable (reported to the client; a hold never depends on it):
+ * enough holds resolved and reviewer outcomes recorded over the last 30 days, and a precision (confirmed risk among
+ * labelled outcomes) above the floor. */
+export const reviewReliabilityMinReviewed = 20;
+export const reviewReliabilityMinLabeled = 20;
+export const reviewReliabilityMinSignalFamilyLabeled = 5;
+export const reviewReliabilityMinPrecisionBps = 5000;
+/** Days without a labelled outcome after which the metrics are stale. */
+export const reviewReliabilityStaleDays = 14;

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import httpx
 
-from . import audit_exports, capabilities, intents, ledger, policies, registry
+from . import audit_exports, capabilities, intents, ledger, policies, registry, review
 from .audit_bundle import AuditBundleReport, verify_audit_bundle
 from .core import AgentIdentity, ClientCore
 from .defaults import ATTEMPTS_MAX_DEFAULT, ATTEMPTS_MAX_LIMIT, REQUEST_TIMEOUT_SECONDS_DEFAULT, RETRY_BUDGET_SECONDS_DEFAULT
@@ -181,6 +181,36 @@ class Registry(_Api):
         return self._run(registry.revoke_flow(self._core, registered_key_id))
 
 
+class Review(_Api):
+    """The release gate and review holds (docs/release-gate.md)."""
+
+    def gate(self) -> dict[str, Any]:
+        return self._run(review.gate_flow(self._core))
+
+    def set_gate(self, mode: str, **signals: Any) -> dict[str, Any]:
+        """mode `review_only` or `critical_hold`; optional standing_score_min, amount_limit_cents (None: off) and
+        first_settlement; a setting left out keeps its value."""
+        return self._run(review.set_gate_flow(self._core, mode, **signals))
+
+    def queue(self, state: str | None = None, severity: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        return self._run(review.queue_flow(self._core, state, severity, limit))
+
+    def record_event(self, operator_did: str, event_type: str, summary: str, **fields: Any) -> dict[str, Any]:
+        """fields: review_outcome, intent_id, signal_code, provider_event_id."""
+        return self._run(review.record_event_flow(self._core, operator_did, event_type, summary, **fields))
+
+    def status(self, operator_did: str) -> dict[str, Any]:
+        return self._run(review.status_flow(self._core, operator_did))
+
+    def metrics(self, window: str = "24h") -> dict[str, Any]:
+        return self._run(review.metrics_flow(self._core, window))
+
+    def resolve(
+        self, intent_id: str, resolution: str, note: str | None = None, idempotency_key: str | None = None, released_cents: int | None = None,
+    ) -> dict[str, Any]:
+        return self._run(review.resolve_flow(self._core, intent_id, resolution, note, idempotency_key, released_cents))
+
+
 class AuditExports(_Api):
     def create(self, filter: Mapping[str, Any] | None = None, disclosure_tier: str | None = None, retention_hours: int | None = None) -> Any:
         return self._run(audit_exports.create_export_flow(self._core, filter, disclosure_tier, retention_hours))
@@ -219,6 +249,7 @@ class _Session:
         self.ledger = Ledger(core, run)
         self.registry = Registry(core, run)
         self.audit_exports = AuditExports(core, run)
+        self.review = Review(core, run)
 
 
 def _config(

@@ -9,7 +9,7 @@ JsonObject = dict[str, Any]
 
 # Every state an intent can be in, as the service's lifecycle table declares them (docs/engine.md#states); the
 # service's tests hold this list to that table.
-IntentState = Literal["open", "funded", "evidence_recorded", "released", "refunded", "resolved_split"]
+IntentState = Literal["open", "funded", "evidence_recorded", "held", "released", "refunded", "resolved_split"]
 
 
 class Principal(TypedDict):

@@ -7,13 +7,14 @@ import {
 } from '../limits.ts';
 import { ErrorEnvelope, IdempotencyHeaders, JsonValue, ListPage, Nullable, OpenObject, Timestamp, Uuid, pageQueryProperties } from './common.ts';
 import { ExternalAttestation } from './protocol.ts';
+import { ReviewHoldFacts } from './review-hold.ts';
 import {
   confirmBodyExample, createIntentBodyExample, evidenceAnswerExample, evidenceBodyExample, fundChallengeExample, fundFundedExample, intentExample,
   invalidStateExample, settlementAnswerExample,
 } from './examples.ts';
 
-/** An intent's life: open → funded → evidence_recorded → released | refunded | resolved_split (docs/engine.md). */
-export const intentStates = ['open', 'funded', 'evidence_recorded', 'released', 'refunded', 'resolved_split'] as const;
+/** An intent's life: open → funded → evidence_recorded (→ held) → released | refunded | resolved_split (docs/engine.md). */
+export const intentStates = ['open', 'funded', 'evidence_recorded', 'held', 'released', 'refunded', 'resolved_split'] as const;
 export const IntentState = Type.Enum(intentStates);
 export type IntentState = Static<typeof IntentState>;
 
@@ -333,13 +334,15 @@ export type ConfirmBody = Static<typeof ConfirmBody>;
 export const SettlementAnswer = Type.Object(
   {
     ...Intent.properties,
-    settlement: Type.Object({
+    /** Absent when the release gate held the release instead (then `review_hold` says why). */
+    settlement: Type.Optional(Type.Object({
       action: SettlementAction,
       reason: Type.String(),
       transaction_id: Type.String(),
       released_cents: Type.Integer({ minimum: 0, description: 'The part paid to the payee.' }),
       refunded_cents: Type.Integer({ minimum: 0, description: 'The part returned to the principal.' }),
-    }),
+    })),
+    review_hold: Type.Optional(ReviewHoldFacts),
   },
   { examples: [settlementAnswerExample] },
 );

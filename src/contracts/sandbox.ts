@@ -6,6 +6,7 @@ import { Nullable, OpenObject, Uuid } from './common.ts';
 import { sandboxBootstrapBodyExample, sandboxBootstrappedExample } from './examples.ts';
 import { PredicateEvaluation } from './intents.ts';
 import { SignedArtifact } from './protocol.ts';
+import { ReviewHoldFacts } from './review-hold.ts';
 
 /** At least one non-space character: the operation becomes the intent's one allowed tool, trimmed and lowercased. */
 const Operation = Type.String({ minLength: 1, maxLength: allowedToolLengthMax, pattern: '\\S' });
@@ -51,7 +52,7 @@ export const SandboxIntentParams = Type.Object({ intent_id: Uuid });
 export type SandboxIntentParams = Static<typeof SandboxIntentParams>;
 
 const SettlementAction = Type.Union([Type.Literal('release'), Type.Literal('refund'), Type.Literal('split')]);
-const SettlementReason = Type.Union([Type.Literal('predicate_passed'), Type.Literal('predicate_failed'), Type.Literal('deadline_passed')]);
+const SettlementReason = Type.Union([Type.Literal('predicate_passed'), Type.Literal('predicate_failed'), Type.Literal('deadline_passed'), Type.Literal('review_resolved')]);
 
 export const SandboxBootstrapped = Type.Object(
   {
@@ -98,11 +99,13 @@ export const SandboxEvidenceAnswer = Type.Object(
     artifacts_digest: Type.String(),
     settlement_rail: Type.String(),
     settlement_mode: Type.Literal('simulated'),
-    simulator_event: Type.Object(
+    // Both absent when the release gate held the release (then `review_hold` says why, docs/release-gate.md).
+    simulator_event: Type.Optional(Type.Object(
       { type: Type.String(), transaction_id: Type.String(), reason: SettlementReason },
       { additionalProperties: false },
-    ),
-    settlement: Type.Object(
+    )),
+    /** Absent when the release gate held the release instead (then `review_hold` says why). */
+    settlement: Type.Optional(Type.Object(
       {
         action: SettlementAction,
         reason: SettlementReason,
@@ -111,9 +114,10 @@ export const SandboxEvidenceAnswer = Type.Object(
         refunded_cents: Type.Integer({ minimum: 0, description: 'The part returned to the principal.' }),
       },
       { additionalProperties: false },
-    ),
-    released_cents: Type.Integer({ minimum: 0 }),
-    refunded_cents: Type.Integer({ minimum: 0 }),
+    )),
+    released_cents: Type.Optional(Type.Integer({ minimum: 0 })),
+    refunded_cents: Type.Optional(Type.Integer({ minimum: 0 })),
+    review_hold: Type.Optional(ReviewHoldFacts),
     /** The tool call's action receipt and the intent's terminal agent receipt, exactly as signed. */
     agent_receipt: Type.Optional(SignedArtifact),
     agent_receipt_intent_terminal: Type.Optional(SignedArtifact),

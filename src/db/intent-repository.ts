@@ -208,6 +208,13 @@ export interface SettledParts {
   readonly refundedCents: number;
 }
 
+/** Queues the hold of a locked intent whose release the release gate stopped (docs/release-gate.md): from
+ * `evidence_recorded` to `held`, not settled; answers the intent as it will be. */
+export function queueHeldTransition(tx: Queryable, intent: LockedIntent): LockedIntent {
+  queueTransition(tx, intent, 'evidence_recorded', `state = 'held'`, []);
+  return { ...intent, state: 'held' };
+}
+
 /** Queues the settlement of a locked intent: its transition to `to`, a terminal state of the lifecycle table, with
  * the time it settled and its parts (the table's CHECK holds them to the state and the amount); answers the intent
  * as it will be. */

@@ -7,12 +7,13 @@ import type { ExternalAttestation } from '../contracts/protocol.ts';
 import type { Intent } from '../db/intent-repository.ts';
 import type { Queryable } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
+import type { ReleaseFacts, ReleaseGateConfig } from './decide/release-gate.ts';
 
 export interface TerminalTransition {
   /** The intent as it now stands (a terminal state, its released and refunded parts set). */
   readonly intent: Intent;
   readonly action: 'release' | 'refund' | 'split';
-  readonly reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed';
+  readonly reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed' | 'review_resolved';
   /** The ledger transaction that moved the escrow, committed with this transaction. */
   readonly transactionId: string;
   readonly nowMs: number;
@@ -37,15 +38,22 @@ export type AnswerFields = Readonly<Record<string, unknown>>;
 
 export type TerminalEffect = (tx: Queryable, transition: TerminalTransition, keyring: GatewayKeyring) => Promise<AnswerFields | void>;
 
+/** What the release gate needs of a release about to happen (docs/release-gate.md): the tenant's gate and the facts
+ * its signals look at, read in the settling transaction. Composed in app.ts from the standing module, which knows the
+ * score. */
+export type ReleaseGateProbe = (tx: Queryable, intent: Intent) => Promise<{ readonly config: ReleaseGateConfig; readonly facts: ReleaseFacts }>;
+
 export interface EngineEffects {
   /** The gateway signing keys, for effects that sign. */
   readonly keyring: GatewayKeyring;
   /** Run in order, in the settling transaction; a throw rolls the settlement back. */
   readonly onTerminal: readonly TerminalEffect[];
+  /** Asked before a release that a hold can stop (confirm, sandbox evidence); without one, no release is gated. */
+  readonly releaseGate?: ReleaseGateProbe | undefined;
 }
 
-export function engineEffects(keyring: GatewayKeyring, onTerminal: readonly TerminalEffect[] = []): EngineEffects {
-  return { keyring, onTerminal };
+export function engineEffects(keyring: GatewayKeyring, onTerminal: readonly TerminalEffect[] = [], releaseGate?: ReleaseGateProbe): EngineEffects {
+  return { keyring, onTerminal, ...(releaseGate ? { releaseGate } : {}) };
 }
 
 export async function runTerminalEffects(tx: Queryable, transition: TerminalTransition, effects: EngineEffects): Promise<AnswerFields> {

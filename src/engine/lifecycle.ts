@@ -40,6 +40,9 @@ export const states = {
   open: { terminal: false, capabilityLive: false, event: 'intent.created' },
   funded: { terminal: false, capabilityLive: true, event: 'intent.funded' },
   evidence_recorded: { terminal: false, capabilityLive: true, event: 'intent.evidence_recorded' },
+  // Held for review (docs/release-gate.md): the release gate stopped a release; the escrow stays full until an operator
+  // resolves the hold or the deadline refunds it. No tool call spends against it meanwhile.
+  held: { terminal: false, capabilityLive: false, event: 'intent.held' },
   released: { terminal: true, capabilityLive: false, event: 'intent.released' },
   refunded: { terminal: true, capabilityLive: false, event: 'intent.refunded' },
   resolved_split: { terminal: true, capabilityLive: false, event: 'intent.resolved_split' },
@@ -85,7 +88,7 @@ export interface PostingShape {
 }
 
 /** The receipts a transition issues, built by the terminal effects (composed in src/app.ts). */
-export type ReceiptName = 'settlement_receipt' | 'agent_receipt_terminal' | 'agent_receipt_action';
+export type ReceiptName = 'settlement_receipt' | 'agent_receipt_terminal' | 'agent_receipt_action' | 'review_resolution_receipt';
 
 export interface Transition {
   /** The states the intent may be in; empty for a command that creates the intent. */
@@ -161,13 +164,25 @@ export const lifecycle = {
       { from: ['evidence_recorded'], to: 'refunded', when: 'the rule failed', posting: refundPosting, receipts: terminalReceipts },
       { from: ['evidence_recorded'], to: 'resolved_split', when: 'the rule passed, metered: the payee-signed cost is above 0 and below the amount', posting: splitPosting, receipts: terminalReceipts },
       { from: ['funded'], to: 'refunded', when: 'the deadline passed', posting: refundPosting, receipts: terminalReceipts },
+      { from: ['evidence_recorded'], to: 'held', when: 'the rule passed, and the release gate (critical_hold) found a critical signal', posting: null, receipts: [] },
+    ],
+  },
+  resolve: {
+    // An operator's resolution of a held intent (docs/release-gate.md#resolving-a-hold).
+    route: { method: 'POST', url: '/harbor/intents/:intent_id/review/resolve', roles: settlerRoles, scope: 'mcp.settlement:write' },
+    idempotencyOperation: 'intent.review_resolve',
+    recognitionPurpose: null,
+    transitions: [
+      { from: ['held'], to: 'released', when: 'an operator resolves the hold as a release', posting: releasePosting, receipts: [...terminalReceipts, 'review_resolution_receipt'] },
+      { from: ['held'], to: 'refunded', when: 'an operator resolves the hold as a refund', posting: refundPosting, receipts: [...terminalReceipts, 'review_resolution_receipt'] },
+      { from: ['held'], to: 'resolved_split', when: 'an operator resolves the hold as a split', posting: splitPosting, receipts: [...terminalReceipts, 'review_resolution_receipt'] },
     ],
   },
   expire: {
     route: null,
     idempotencyOperation: null,
     recognitionPurpose: null,
-    transitions: [{ from: ['funded'], to: 'refunded', when: 'the maintenance sweeper finds the deadline passed', posting: refundPosting, receipts: terminalReceipts }],
+    transitions: [{ from: ['funded', 'held'], to: 'refunded', when: 'the maintenance sweeper finds the deadline passed', posting: refundPosting, receipts: terminalReceipts }],
   },
   sandboxBootstrap: {
     // The sandbox guardrails take the tenant from the credential alone, as their public client expects.
@@ -184,6 +199,7 @@ export const lifecycle = {
       { from: ['funded'], to: 'released', when: 'the rule passed (evidence recorded and settled at once)', posting: releasePosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
       { from: ['funded'], to: 'refunded', when: 'the rule failed (evidence recorded and settled at once)', posting: refundPosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
       { from: ['funded'], to: 'resolved_split', when: 'the rule passed, metered, at a cost between 0 and the amount (evidence recorded and settled at once)', posting: splitPosting, receipts: [...terminalReceipts, 'agent_receipt_action'] },
+      { from: ['funded'], to: 'held', when: 'the rule passed, and the release gate (critical_hold) found a critical signal (evidence recorded, held at once)', posting: null, receipts: [] },
     ],
   },
 } as const satisfies Record<string, LifecycleCommand>;

@@ -17,7 +17,7 @@ import type { EngineEffects } from './effects.ts';
 import { issueCapabilityToken, recordFunding } from './fund.ts';
 import { fromStates } from './lifecycle.ts';
 import { checkIntentState } from './pipeline.ts';
-import { settleIntent } from './settle.ts';
+import { settleOrHold } from './settle.ts';
 
 /** 403 for a live tenant: the guardrail routes create and settle money-less simulated intents only. */
 export function assertSandboxTenant(principal: Principal): void {
@@ -58,6 +58,7 @@ export async function submitGuardrailEvidence(
   const decision = decideSandboxEvidence(intent, body, nowMs);
   queueEvidenceInsert(tx, tenantId, decision.record);
   const recorded = queueEvidenceRecordedTransition(tx, intent, decision.evaluation.passed, decision.meteredCostCents);
-  const settlement = await settleIntent(tx, recorded, effects, { command: 'sandboxEvidence', nowMs, toolCall: decision.toolCall });
-  return sandboxEvidenceAnswer({ tenantId, intentId, body }, intent, decision, settlement);
+  // A passing rule meets the release gate first: in critical_hold a critical signal holds the intent for review.
+  const outcome = await settleOrHold(tx, recorded, effects, { command: 'sandboxEvidence', nowMs, toolCall: decision.toolCall });
+  return sandboxEvidenceAnswer({ tenantId, intentId, body }, intent, decision, outcome);
 }

@@ -5,7 +5,8 @@
 // transition, the one ledger posting and the terminal effects written, to commit together.
 import { randomUUID } from 'node:crypto';
 import { runTerminalEffects, type AnswerFields, type EngineEffects, type ToolCall } from './effects.ts';
-import { queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
+import { queueHeldTransition, queueSettledTransition, type Intent, type LockedIntent } from '../db/intent-repository.ts';
+import { queueFraudSignals, queueReviewHold } from '../db/review-repository.ts';
 import { queueSettlementInstruction } from '../db/rail-instruction-repository.ts';
 import { queueSpendReservationsClose } from '../db/spend-decision-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
@@ -23,6 +24,7 @@ import {
 } from './decide.ts';
 import { postingEntries, type CommandName } from './lifecycle.ts';
 import { recordIntentTransition } from './intent-events.ts';
+import { decideReleaseGate, holdTransitionOf, type FraudSignalFinding, type ReleaseGateMode } from './decide/release-gate.ts';
 
 export type { SettlementAction, SettlementReason, SettlingCommand };
 
@@ -128,14 +130,71 @@ async function writeSettlement(
   return { intent: settled, action, reason, releasedCents, refundedCents, transactionId, answerFields };
 }
 
-/** The `confirm` command: `expectedAction`, when given, refuses (409, nothing moved) if the rule implies another. */
+/** A release the release gate stopped: the intent is held for review (docs/release-gate.md). */
+export interface Hold {
+  readonly intent: Intent;
+  readonly hold: true;
+  readonly gateMode: ReleaseGateMode;
+  readonly signals: readonly FraudSignalFinding[];
+}
+
+export const isHold = (outcome: Settlement | Hold): outcome is Hold => 'hold' in outcome;
+
+/**
+ * Settles an intent as `settleIntent` does, but a release first meets the release gate (when the effects have one):
+ * the signals it finds are recorded with what happens, and in `critical_hold` a critical one holds the intent
+ * (state `held`, its escrow still full, no receipt yet) instead of releasing it. For the commands whose release an
+ * operator may have to review: confirm and sandbox evidence (the lifecycle table's transitions to `held`).
+ */
+export async function settleOrHold(
+  tx: Queryable,
+  intent: LockedIntent,
+  effects: EngineEffects,
+  options: { command: 'confirm' | 'sandboxEvidence'; nowMs?: number; toolCall?: ToolCall; expectedAction?: SettlementAction | undefined },
+): Promise<Settlement | Hold> {
+  const { command, nowMs = Date.now(), toolCall } = options;
+  const decision = decideSettlement(intent, nowMs, command);
+  if (options.expectedAction !== undefined && options.expectedAction !== decision.action) {
+    // Refused before anything is written: confirm's guard against settling another way.
+    throw new ServiceError('intent.invalid_state', {
+      message: `The release rule implies ${decision.action}, not ${options.expectedAction}.`,
+      details: { implied_action: decision.action },
+    });
+  }
+  // A release, whole or in part, meets the gate; a refund never does.
+  if (decision.action !== 'refund' && effects.releaseGate !== undefined) {
+    const { config, facts } = await effects.releaseGate(tx, intent);
+    const gate = decideReleaseGate(config, facts);
+    queueFraudSignals(tx, intent.tenantId, gate.signals.map((signal) => ({
+      signalId: randomUUID(),
+      intentId: intent.intentId,
+      operatorDid: intent.payeeDid,
+      code: signal.code,
+      severity: signal.severity,
+      gateMode: gate.mode,
+      held: gate.hold,
+      summary: signal.summary,
+    })));
+    if (gate.hold) {
+      holdTransitionOf(command); // the table has the transition, or this is a programmer error
+      const held = queueHeldTransition(tx, intent);
+      queueReviewHold(tx, intent.tenantId, { intentId: intent.intentId, operatorDid: intent.payeeDid, signalCodes: gate.signals.map((signal) => signal.code) });
+      recordIntentTransition(tx, held);
+      return { intent: held, hold: true, gateMode: gate.mode, signals: gate.signals };
+    }
+  }
+  return writeSettlement(tx, intent, decision, effects, { nowMs, ...(toolCall ? { toolCall } : {}) });
+}
+
+/** The `confirm` command: `expectedAction`, when given, refuses (409, nothing moved) if the rule implies the other. A
+ * release the release gate stops answers the hold. */
 export async function confirmSettlement(
   tx: Queryable,
   tenantId: string,
   intentId: string,
   effects: EngineEffects,
   expectedAction?: SettlementAction,
-): Promise<Settlement> {
+): Promise<Settlement | Hold> {
   const intent = await lockForCommand(tx, tenantId, intentId, 'confirm');
-  return settleIntent(tx, intent, effects, { command: 'confirm', expectedAction });
+  return settleOrHold(tx, intent, effects, { command: 'confirm', expectedAction });
 }

@@ -254,6 +254,9 @@ export const errorCatalogue = {
   'standing.operator_unknown': { status: 404, message: 'This tenant has no settled history with that operator.' },
   'standing.score_version_unsupported': { status: 400, message: 'The score_version is not one this service scores with; details.supported_versions lists those it does.' },
   'standing.export_too_large': { status: 422, message: 'The tenant has more operators than one signed portfolio snapshot carries.' },
+  'review.deadline_passed': { status: 409, message: 'The held intent\'s deadline has passed: only a refund resolves it now (details.allowed_resolutions).' },
+  'review.operator_unknown': { status: 404, message: 'This tenant has no intent paid to that operator and no review event about it.' },
+  'review.intent_operator_mismatch': { status: 422, message: 'The intent named in the review event is not paid to that operator.' },
   'standing.summary_too_large': { status: 422, message: 'The tenant has more operators than one portfolio summary aggregates.' },
 
   // ---- mcp: the MCP endpoint (docs/mcp.md) ----

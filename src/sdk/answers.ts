@@ -21,6 +21,7 @@ import { PolicyPreview, PolicyTestResult, PolicyVersion, PolicyVersions, Templat
 import { PolicyHeadMove } from '../contracts/policy-rollback.ts';
 import { Principal } from '../contracts/principal.ts';
 import { RegisteredKey, RegisteredKeyPage } from '../contracts/registry.ts';
+import { FraudMetrics, OperatorReviewStatus, ReleaseGateAnswer, ResolveAnswer, ReviewEventAnswer, ReviewQueue } from '../contracts/review.ts';
 import { CapabilityVerdict, SpendDecision } from '../contracts/spend-decisions.ts';
 import { SvcContractError, type ContractProblem } from './errors.ts';
 import type { TransportResponse } from './transport.ts';
@@ -64,6 +65,12 @@ export const answerContracts = {
   RegisteredKeyPage,
   Event,
   EventPage,
+  ReleaseGateAnswer,
+  ReviewQueue,
+  ReviewEventAnswer,
+  OperatorReviewStatus,
+  FraudMetrics,
+  ResolveAnswer,
 };
 
 export type AnswerName = keyof typeof answerContracts;

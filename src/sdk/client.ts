@@ -10,6 +10,7 @@ import { Events } from './events.ts';
 import { Ledger } from './ledger.ts';
 import { Policies } from './policies.ts';
 import { Registry } from './registry.ts';
+import { Review } from './review.ts';
 import { defaultSleep, jsonObjectOf, Transport, type FetchFunction, type TransportResponse } from './transport.ts';
 import type { Principal } from './types.ts';
 import { resolveCredential, type CredentialSource } from './stored-login.ts';
@@ -71,6 +72,8 @@ export class SvcClient {
   /** The tenant's event log (docs/events.md). */
   readonly events: Events;
   readonly registry: Registry;
+  /** The release gate and review holds (docs/release-gate.md). */
+  readonly review: Review;
 
   private constructor(core: ClientCore, principal: Principal, credentialSource: CredentialSource) {
     this.credentialSource = credentialSource;
@@ -85,6 +88,7 @@ export class SvcClient {
     this.ledger = new Ledger(core);
     this.events = new Events(core);
     this.registry = new Registry(core);
+    this.review = new Review(core);
   }
 
   /** Opens a session: one `GET /v1/auth/principal` (retried per the rules). Refusals → `GatewayAuthError`. */

@@ -73,6 +73,7 @@ export type { Capabilities, Spend, SpendOutcome, VerifyParams } from './capabili
 export type { Policies, PolicyTestParams } from './policies.ts';
 export { verifyLedgerCheckpoint, type Ledger, type LedgerVerification } from './ledger.ts';
 export type { RegisterKeyParams, Registry } from './registry.ts';
+export type { ResolveParams, Review, ReviewEventParams, SetReleaseGateParams } from './review.ts';
 export {
   decodeX402PaymentRequired,
   parseWwwAuthenticate,

@@ -15,9 +15,15 @@ import type { PolicyHeadMove } from '../contracts/policy-rollback.ts';
 import type { Principal } from '../contracts/principal.ts';
 import type { RegisteredKey, RegisteredKeyPage } from '../contracts/registry.ts';
 import type { CapabilityVerdict, SpendDecision } from '../contracts/spend-decisions.ts';
+import type { FraudMetrics, OperatorReviewStatus, ReleaseGateAnswer, ResolveAnswer, ReviewEventAnswer, ReviewQueue } from '../contracts/review.ts';
 
 export type {
   EvidenceSubmission,
+  FraudMetrics,
+  OperatorReviewStatus,
+  ResolveAnswer,
+  ReviewEventAnswer,
+  ReviewQueue,
   FundAnswer,
   Intent,
   IntentList,
@@ -66,3 +72,6 @@ export type LedgerEventsPage = LedgerEvents;
 
 /** `GET /v1/registry/keys`. */
 export type RegisteredKeyList = RegisteredKeyPage;
+
+/** `GET|PUT /signal/v1/fraud/release-gate` (docs/release-gate.md). */
+export type ReleaseGate = ReleaseGateAnswer;

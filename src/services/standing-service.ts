@@ -36,9 +36,10 @@ import { operatorReceiptKind, portfolioSnapshotKind, signStandingArtifact } from
 const rebuildClassifiesEveryTerminalState: ExactlyTerminalStates<StandingSettledState> = true;
 
 /** What a terminal transition means for the operator (the intent's payee): released, split (delivered at a metered
- * cost below the amount), refunded after failed evidence, or expired (refunded because the deadline passed without
- * evidence). */
-export function standingOutcomeOf(action: 'release' | 'refund' | 'split', reason: 'predicate_passed' | 'predicate_failed' | 'deadline_passed'): StandingOutcome {
+ * cost below the amount), refunded after evidence (failed, or held for review and then refunded), or expired
+ * (refunded because the deadline passed without evidence). Decided by whether evidence was recorded, as the rebuild
+ * decides it from the intent's row. */
+export function standingOutcomeOf(action: 'release' | 'refund' | 'split', evidenceRecorded: boolean): StandingOutcome {
   // Every action is handled: one added does not compile here until its outcome is decided.
   switch (action) {
     case 'release':
@@ -46,7 +47,7 @@ export function standingOutcomeOf(action: 'release' | 'refund' | 'split', reason
     case 'split':
       return 'split';
     case 'refund':
-      return reason === 'deadline_passed' ? 'expired' : 'refunded';
+      return evidenceRecorded ? 'refunded' : 'expired';
   }
 }
 
@@ -54,7 +55,7 @@ export function standingOutcomeOf(action: 'release' | 'refund' | 'split', reason
  * state change and the ledger rows commit together or not at all. */
 export const standingTerminalEffect: TerminalEffect = async (tx, transition) => {
   const { tenantId, intentId, payeeDid } = transition.intent;
-  queueStandingSettlement(tx, tenantId, intentId, standingOutcomeOf(transition.action, transition.reason));
+  queueStandingSettlement(tx, tenantId, intentId, standingOutcomeOf(transition.action, transition.intent.predicatePassed !== null));
   // Now, so that no receipt read from here on is stored as current, and again once committed, so that none read
   // between this point and COMMIT (which still saw the old aggregates) is either.
   receiptCache.invalidate(tenantId, payeeDid);

@@ -431,6 +431,41 @@ const agentReceiptTransparencyTreeHead: ArtifactKind = {
   ],
 };
 
+/** The signed record of an operator's resolution of a held intent (docs/release-gate.md#the-resolution-receipt): which
+ * hold, why it was held, who resolved it how, and what each party got. Its id is `review-resolution:<intent id>`. */
+const reviewResolutionReceipt: ArtifactKind = {
+  kind: 'svc.review_resolution_receipt_v1',
+  schemaVersions: [1],
+  algorithmField: 'signing_algorithm',
+  digestField: 'message_digest_sha256_hex',
+  htmlEscape: false,
+  fields: [
+    { name: 'schema_version', type: 'const', value: 1 },
+    { name: 'kind', type: 'const', value: 'svc.review_resolution_receipt_v1' },
+    { name: 'receipt_version', type: 'const', value: '1' },
+    { name: 'receipt_id', type: 'string', format: 'scope_token' },
+    { name: 'issued_at', type: 'string', format: 'rfc3339_seconds' },
+    { name: 'intent_id', type: 'string', format: 'uuid' },
+    { name: 'tenant_id', type: 'string', format: 'tenant_id' },
+    { name: 'verifier_id', type: 'string', format: 'scope_token' },
+    { name: 'payee_did', type: 'string', nonEmpty: true },
+    { name: 'principal_did', type: 'string', nonEmpty: true },
+    { name: 'currency', type: 'string', format: 'currency_iso' },
+    { name: 'amount_cents', type: 'integer', min: 1 },
+    { name: 'held_at', type: 'string', format: 'rfc3339_seconds' },
+    { name: 'signal_codes', type: 'string_list', format: 'scope_token' },
+    { name: 'resolution', type: 'string', values: ['release', 'refund', 'split'] },
+    { name: 'resolved_by', type: 'string', nonEmpty: true },
+    { name: 'note', type: 'string', presence: 'omit_empty' },
+    { name: 'released_cents', type: 'integer', min: 0 },
+    { name: 'refunded_cents', type: 'integer', min: 0 },
+    { name: 'harbor_state', type: 'string', values: ['released', 'refunded', 'resolved_split'] },
+    { name: 'settlement_receipt_id', type: 'string', format: 'uuid' },
+    { name: 'ledger_transaction_id', type: 'string', format: 'uuid' },
+    { name: 'resolved_at', type: 'string', format: 'rfc3339_seconds' },
+  ],
+};
+
 /** The allow-list of kinds: anything else is `artifact.kind_unknown`. */
 export const artifactKinds: ReadonlyMap<string, ArtifactKind> = new Map(
   [
@@ -438,6 +473,7 @@ export const artifactKinds: ReadonlyMap<string, ArtifactKind> = new Map(
     agentMandate,
     protocolAuthorizationReceipt,
     protocolSettlementReceipt,
+    reviewResolutionReceipt,
     agentReceipt,
     auditExportManifest,
     transparencyTreeHead,
@@ -452,6 +488,7 @@ export type ArtifactKindName =
   | 'svc.agent_mandate_v1'
   | 'svc.protocol_authorization_receipt_v1'
   | 'svc.protocol_settlement_receipt_v1'
+  | 'svc.review_resolution_receipt_v1'
   | 'svc.agent_receipt_v1'
   | 'svc.audit_export_manifest_v1'
   | 'svc.transparency_tree_head_v1'

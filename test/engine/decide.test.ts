@@ -28,6 +28,8 @@ import {
   type FundPhase1Facts,
   type RailCredential,
 } from '../../src/engine/decide.ts';
+import { decideReleaseGate, releaseGateDefault } from '../../src/engine/decide/release-gate.ts';
+import { decideResolution } from '../../src/engine/decide/resolve.ts';
 import { transitionOf } from '../../src/engine/lifecycle.ts';
 import { ServiceError } from '../../src/errors/service-error.ts';
 import { fundingClaimLeaseMs, sandboxIntentLifetimeMs, sandboxMetadataBytesMax } from '../../src/limits.ts';
@@ -566,5 +568,50 @@ describe('decideSettlement', () => {
     const funded = locked(row, 'funded');
     expect(decideSettlement(funded, funded.deadline.getTime(), 'expire')).toMatchObject({ action: 'refund', reason: 'deadline_passed' });
     expect(refusal(() => decideSettlement(funded, funded.deadline.getTime() - 1, 'confirm')).code).toBe('intent.invalid_state');
+  });
+
+  it('settles a held intent only at its deadline (the sweeper), never before', () => {
+    const held = locked(row, 'held', { predicatePassed: true });
+    expect(decideSettlement(held, held.deadline.getTime(), 'expire')).toMatchObject({ action: 'refund', reason: 'deadline_passed', to: 'refunded' });
+    expect(refusal(() => decideSettlement(held, held.deadline.getTime() - 1, 'expire')).message).toMatch(/held for review/);
+  });
+});
+
+describe('decideReleaseGate', () => {
+  const facts = { amountCents: 500, currency: 'usd', payeeStandingScore: 400, payeeReleasedCount: 3 };
+  const all = { mode: 'critical_hold', standingScoreMin: 500, amountLimitCents: 499, firstSettlement: true } as const;
+
+  it('finds each configured signal at its threshold, and holds only in critical_hold', () => {
+    expect(decideReleaseGate(all, facts)).toMatchObject({ hold: true, signals: [{ code: 'payee_standing_below_threshold', severity: 'critical' }, { code: 'amount_over_limit' }] });
+    expect(decideReleaseGate(all, { ...facts, payeeReleasedCount: 0 }).signals.map((signal) => signal.code)).toEqual(['payee_standing_below_threshold', 'first_settlement_with_payee', 'amount_over_limit']);
+    // At the threshold is not under it, and an amount at the limit is not over it.
+    expect(decideReleaseGate({ ...all, standingScoreMin: 400, amountLimitCents: 500 }, facts)).toEqual({ mode: 'critical_hold', signals: [], hold: false });
+    expect(decideReleaseGate({ ...all, mode: 'review_only' }, facts)).toMatchObject({ hold: false, signals: [{}, {}] });
+    expect(decideReleaseGate(releaseGateDefault, { ...facts, payeeReleasedCount: 0 })).toMatchObject({ mode: 'review_only', hold: false, signals: [{ code: 'first_settlement_with_payee' }] });
+    expect(decideReleaseGate({ mode: 'critical_hold', standingScoreMin: null, amountLimitCents: null, firstSettlement: false }, { ...facts, payeeReleasedCount: 0, payeeStandingScore: 0 }).signals).toEqual([]);
+  });
+});
+
+describe('decideResolution', () => {
+  const held = locked(sandboxRow().intent, 'held', { predicatePassed: true });
+
+  it('releases or refunds the whole amount through the table\'s resolve transition; past the deadline, refund only', () => {
+    expect(decideResolution(held, { resolution: 'release' }, nowMs)).toMatchObject({ action: 'release', to: 'released', reason: 'review_resolved', releasedCents: held.amountCents, refundedCents: 0 });
+    expect(decideResolution(held, { resolution: 'release' }, nowMs).transition).toBe(transitionOf('resolve', 'held', 'released'));
+    expect(decideResolution(held, { resolution: 'refund' }, nowMs)).toMatchObject({ action: 'refund', to: 'refunded', releasedCents: 0, refundedCents: held.amountCents });
+    const late = held.deadline.getTime();
+    expect(refusal(() => decideResolution(held, { resolution: 'release' }, late))).toMatchObject({ code: 'review.deadline_passed', details: { allowed_resolutions: ['refund'] } });
+    expect(refusal(() => decideResolution(held, { resolution: 'split', releasedCents: 1 }, late))).toMatchObject({ code: 'review.deadline_passed' });
+    expect(decideResolution(held, { resolution: 'refund' }, late)).toMatchObject({ action: 'refund' });
+  });
+
+  it('splits at the part the operator names, strictly between nothing and everything; a part is named with split alone', () => {
+    const part = held.amountCents - 1;
+    expect(decideResolution(held, { resolution: 'split', releasedCents: part }, nowMs)).toMatchObject({ action: 'split', to: 'resolved_split', reason: 'review_resolved', releasedCents: part, refundedCents: 1 });
+    expect(decideResolution(held, { resolution: 'split', releasedCents: part }, nowMs).transition).toBe(transitionOf('resolve', 'held', 'resolved_split'));
+    for (const releasedCents of [undefined, 0, held.amountCents, held.amountCents + 1, -1, 1.5]) {
+      expect(refusal(() => decideResolution(held, { resolution: 'split', releasedCents }, nowMs))).toMatchObject({ code: 'settlement.released_amount_invalid' });
+    }
+    expect(refusal(() => decideResolution(held, { resolution: 'release', releasedCents: 1 }, nowMs))).toMatchObject({ code: 'settlement.released_amount_invalid' });
   });
 });

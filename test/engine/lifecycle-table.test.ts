@@ -123,11 +123,12 @@ describe('the lifecycle table', () => {
       open: activity(0, 0, 0, 0, false),
       funded: activity(1, 0, 0, 0, true),
       evidence_recorded: activity(1, 0, 0, 0, true),
+      held: activity(1, 0, 0, 0, true),
       released: activity(1, 1, 0, 0, false),
       refunded: activity(1, 0, 1, 0, false),
       resolved_split: activity(1, 0, 0, 1, false),
     });
-    expect(statesReachableFrom('funded')).toEqual(['funded', 'evidence_recorded', 'released', 'refunded', 'resolved_split']);
+    expect(statesReachableFrom('funded')).toEqual(['funded', 'evidence_recorded', 'held', 'released', 'refunded', 'resolved_split']);
     expect(statesReachableFrom('released')).toEqual(['released']);
     // Every terminal state is one the settlement receipt can attest (its kind refuses other values).
     const harborState = artifactKinds.get('svc.protocol_settlement_receipt_v1')!.fields.find((field) => field.name === 'harbor_state');

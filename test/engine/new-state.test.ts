@@ -1,6 +1,6 @@
 // Adding an intent state fails to compile wherever the state must be decided on, and nowhere else: src/ is compiled
-// (the TypeScript compiler, in memory) with states added to the API contract's enum: a review hold (not terminal)
-// and a write-off (terminal), as later issues may add. Everything else that lists states derives them from the lifecycle table
+// (the TypeScript compiler, in memory) with states added to the API contract's enum: a non-terminal one (a dispute
+// window, say) and a terminal one (the public client's `escalated_external`, which this service does not have). Everything else that lists states derives them from the lifecycle table
 // (src/engine/lifecycle.ts) or is held to it by test/engine/lifecycle-table.test.ts.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -62,16 +62,16 @@ function compileErrors(replacements: ReadonlyMap<string, string>, onlyFile?: str
 
 describe('a state added to the lifecycle', { timeout: compileTimeoutMs }, () => {
   it('does not compile until the lifecycle table declares it', () => {
-    const errors = compileErrors(new Map([[contractFile, contractWith(['held'])]]), lifecycleFile);
+    const errors = compileErrors(new Map([[contractFile, contractWith(['disputed'])]]), lifecycleFile);
     expect([...errors.keys()]).toEqual(['src/engine/lifecycle.ts']);
-    expect(errors.get('src/engine/lifecycle.ts')!.join('\n')).toMatch(/Property 'held' is missing/);
+    expect(errors.get('src/engine/lifecycle.ts')!.join('\n')).toMatch(/Property 'disputed' is missing/);
   });
 
-  it('declared (a review hold, a write-off): fails where each must be decided on, and nowhere else', () => {
-    // Both in one compilation: `held` not terminal, `written_off` terminal.
+  it('declared (a dispute window, an external escalation): fails where each must be decided on, and nowhere else', () => {
+    // Both in one compilation: `disputed` not terminal, `escalated_external` terminal.
     const errors = compileErrors(new Map([
-      [contractFile, contractWith(['held', 'written_off'])],
-      [lifecycleFile, tableWith({ held: { terminal: false }, written_off: { terminal: true } })],
+      [contractFile, contractWith(['disputed', 'escalated_external'])],
+      [lifecycleFile, tableWith({ disputed: { terminal: false }, escalated_external: { terminal: true } })],
     ]));
     const all = [...errors.values()].flat().join('\n');
     expect([...errors.keys()].sort(), all).toEqual([
@@ -88,9 +88,9 @@ describe('a state added to the lifecycle', { timeout: compileTimeoutMs }, () => 
     ]);
     // Each place names what it lacks: every new state for the decision, the terminal one alone for the others.
     const mentions = (file: string, state: string) => errors.get(file)!.some((message) => new RegExp(`['"]${state}['"]`).test(message));
-    expect(mentions('src/engine/decide/settlement.ts', 'held') && mentions('src/engine/decide/settlement.ts', 'written_off'), all).toBe(true);
+    expect(mentions('src/engine/decide/settlement.ts', 'disputed') && mentions('src/engine/decide/settlement.ts', 'escalated_external'), all).toBe(true);
     for (const file of ['src/receipts/agent-receipt-service.ts', 'src/services/standing-service.ts']) {
-      expect(mentions(file, 'written_off') && !mentions(file, 'held'), all).toBe(true);
+      expect(mentions(file, 'escalated_external') && !mentions(file, 'disputed'), all).toBe(true);
     }
   });
 });

@@ -23,10 +23,11 @@ const budget = {
   evidence: { roundTrips: 3, breakdown: 'rate limiter; BEGIN + intent; evidence insert + transition + COMMIT' },
   // The receipts (docs/protocol.md#receipts) read the intent's mandate import before they are signed; their log leaves
   // and rows travel with COMMIT.
-  confirm: { roundTrips: 4, breakdown: 'rate limiter; BEGIN + intent; mandate import; transition + ledger_post + leaves + receipts + COMMIT' },
+  // A release first meets the release gate (docs/release-gate.md): the tenant's gate and its history with the payee.
+  confirm: { roundTrips: 5, breakdown: 'rate limiter; BEGIN + intent; release gate inputs; mandate import; transition + ledger_post + leaves + receipts + COMMIT' },
 } as const;
 type Step = keyof typeof budget;
-const lifecycleRoundTrips = 17;
+const lifecycleRoundTrips = 18;
 
 interface Call {
   readonly text: string;

@@ -47,6 +47,12 @@ const independentOrders: Record<ArtifactKindName, { order: Order; goEscape: bool
       'settlement_rail', 'settlement_mode', 'principal_did', 'payee_did', 'currency', 'amount_cents', 'terminal_observed_at'],
     goEscape: true, digestField: 'message_digest_sha256_hex', algorithmHashed: false,
   },
+  'svc.review_resolution_receipt_v1': {
+    order: ['schema_version', 'kind', 'receipt_version', 'receipt_id', 'issued_at', 'intent_id', 'tenant_id', 'verifier_id', 'payee_did',
+      'principal_did', 'currency', 'amount_cents', 'held_at', 'signal_codes', 'resolution', 'resolved_by', 'note', 'released_cents',
+      'refunded_cents', 'harbor_state', 'settlement_receipt_id', 'ledger_transaction_id', 'resolved_at'],
+    goEscape: false, digestField: 'message_digest_sha256_hex', algorithmHashed: false,
+  },
   'svc.agent_receipt_v1': {
     order: ['schema_version', 'kind', 'receipt_version', 'scope', 'receipt_id', 'issued_at', 'tenant_id',
       ['authorization', ['principal_did', 'actor_subject',
@@ -144,6 +150,13 @@ const samples: Record<Exclude<ArtifactKindName, 'svc.agent_recognition_proof_v1'
     mandate_digest_sha256_hex: 'cd'.repeat(32), harbor_state: 'refunded', predicate_passed: false, settlement_rail: 'x402_usdc_base',
     settlement_mode: 'simulated', principal_did: 'did:principal:1', payee_did: 'did:payee:1', currency: 'usd', amount_cents: 100,
     terminal_observed_at: '2026-11-22T15:05:00Z',
+  },
+  'svc.review_resolution_receipt_v1': {
+    receipt_id: `review-resolution:${intentId}`, issued_at: '2026-11-22T15:04:05Z', intent_id: intentId, tenant_id: 'tenant-a',
+    verifier_id: 'svc-gateway', payee_did: 'did:payee:1', principal_did: 'did:principal:1', currency: 'usd', amount_cents: 250,
+    held_at: '2026-11-22T15:00:00Z', signal_codes: ['first_settlement_with_payee', 'amount_over_limit'], resolution: 'refund',
+    resolved_by: 'api_key:key_1', note: 'vendor <unknown> & unverified', released_cents: 0, refunded_cents: 250, harbor_state: 'refunded',
+    settlement_receipt_id: intentId, ledger_transaction_id: '00000000-0000-4000-8000-000000000002', resolved_at: '2026-11-22T15:04:05Z',
   },
   'svc.agent_receipt_v1': {
     scope: 'intent_terminal', receipt_id: intentId, issued_at: '2026-11-22T15:04:05Z', tenant_id: 'tenant-a',

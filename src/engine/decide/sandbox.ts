@@ -17,6 +17,7 @@ import { compileEvidenceSchema, evidenceMismatchOf } from '../evidence-schema.ts
 import { transitionOf, type Transition } from '../lifecycle.ts';
 import { evaluateEvidence } from './evidence.ts';
 import type { SettlementAction, SettlementReason } from './settlement.ts';
+import type { FraudSignalFinding, ReleaseGateMode } from './release-gate.ts';
 
 /** Guardrail intents settle on the x402 simulator: the rail every sandbox tenant has without configuration. */
 export const sandboxSettlementRail = 'x402_usdc_base';
@@ -268,12 +269,21 @@ export interface SandboxSettlementFacts {
   readonly answerFields: AnswerFields;
 }
 
-/** The sandbox evidence answer: the evaluation, and the settlement it caused, as the simulator's event. */
+/** Or what the release gate did instead: the release held for review (docs/release-gate.md). */
+export interface SandboxHoldFacts {
+  readonly intent: Pick<Intent, 'state'>;
+  readonly hold: true;
+  readonly gateMode: ReleaseGateMode;
+  readonly signals: readonly FraudSignalFinding[];
+}
+
+/** The sandbox evidence answer: the evaluation, and the settlement it caused, as the simulator's event; or the hold
+ * the release gate placed instead, with no settlement (nor receipt) until an operator resolves it. */
 export function sandboxEvidenceAnswer(
   request: { readonly tenantId: string; readonly intentId: string; readonly body: SandboxEvidenceBody },
   intent: Intent,
   decision: SandboxEvidenceDecision,
-  settlement: SandboxSettlementFacts,
+  settlement: SandboxSettlementFacts | SandboxHoldFacts,
 ): Record<string, unknown> {
   const { evaluation, toolCall } = decision;
   return {
@@ -289,16 +299,20 @@ export function sandboxEvidenceAnswer(
     artifacts_digest: toolCall.artifactsDigestHex,
     settlement_rail: intent.settlementRail,
     settlement_mode: settlementMode,
-    simulator_event: { type: `${settlement.action}.simulated`, transaction_id: settlement.transactionId, reason: settlement.reason },
-    settlement: {
-      action: settlement.action,
-      reason: settlement.reason,
-      transaction_id: settlement.transactionId,
-      released_cents: settlement.releasedCents,
-      refunded_cents: settlement.refundedCents,
-    },
-    released_cents: settlement.releasedCents,
-    refunded_cents: settlement.refundedCents,
-    ...settlement.answerFields,
+    ...('hold' in settlement
+      ? { review_hold: { held: true, gate_mode: settlement.gateMode, signals: settlement.signals.map(({ code, severity, summary }) => ({ code, severity, summary })) } }
+      : {
+          simulator_event: { type: `${settlement.action}.simulated`, transaction_id: settlement.transactionId, reason: settlement.reason },
+          settlement: {
+            action: settlement.action,
+            reason: settlement.reason,
+            transaction_id: settlement.transactionId,
+            released_cents: settlement.releasedCents,
+            refunded_cents: settlement.refundedCents,
+          },
+          released_cents: settlement.releasedCents,
+          refunded_cents: settlement.refundedCents,
+          ...settlement.answerFields,
+        }),
   };
 }

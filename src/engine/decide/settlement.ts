@@ -8,7 +8,7 @@ import type { InstructionKind } from '../../rails/types.ts';
 import { transitionOf, unhandledState, type CommandName, type TerminalState, type Transition } from '../lifecycle.ts';
 
 export type SettlementAction = 'release' | 'refund' | 'split';
-export type SettlementReason = 'predicate_passed' | 'predicate_failed' | 'deadline_passed';
+export type SettlementReason = 'predicate_passed' | 'predicate_failed' | 'deadline_passed' | 'review_resolved';
 
 /** The commands that settle an intent. */
 export type SettlingCommand = Extract<CommandName, 'confirm' | 'expire' | 'sandboxEvidence'>;
@@ -69,7 +69,8 @@ export function decideSettlement(intent: Intent, nowMs: number, command: Settlin
   const decided = settlementOf(intent, nowMs);
   if (decided === undefined) {
     throw new ServiceError('intent.invalid_state', {
-      message: intent.state === 'funded' ? 'The intent has no evidence yet and its deadline has not passed.' : undefined,
+      message: intent.state === 'funded' ? 'The intent has no evidence yet and its deadline has not passed.'
+        : intent.state === 'held' ? 'The intent is held for review: an operator resolves it.' : undefined,
       details: { state: intent.state, allowed_states: ['evidence_recorded', 'funded (past its deadline)'] },
     });
   }
@@ -91,6 +92,9 @@ function settlementOf(intent: Intent, nowMs: number): { releasedCents: number; r
     case 'evidence_recorded':
       return intent.predicatePassed ? { releasedCents: releasedOnPass(intent), reason: 'predicate_passed' } : { releasedCents: 0, reason: 'predicate_failed' };
     case 'funded':
+      return intent.deadline.getTime() <= nowMs ? { releasedCents: 0, reason: 'deadline_passed' } : undefined;
+    // Held for review: an operator resolves it (src/services/review-service.ts); only its deadline settles it here.
+    case 'held':
       return intent.deadline.getTime() <= nowMs ? { releasedCents: 0, reason: 'deadline_passed' } : undefined;
     // Not funded yet, or settled already; the lock refuses these before any decision (the table's from-states).
     case 'open':

@@ -16,6 +16,7 @@ import { policyDocumentRoutes } from './routes/policy-documents.ts';
 import { policyRollbackRoutes } from './routes/policy-rollback.ts';
 import { providerIntegrationRoutes } from './routes/provider-integrations.ts';
 import { receiptRoutes } from './routes/receipts.ts';
+import { reviewRoutes } from './routes/review.ts';
 import { recognitionRoutes } from './routes/recognition.ts';
 import { principalRoutes } from './routes/principal.ts';
 import { settlementConfigRoutes } from './routes/settlement-config.ts';
@@ -53,4 +54,5 @@ export async function gateway(app: FastifyInstance): Promise<void> {
   await app.register(auditExportRoutes);
   await app.register(eventRoutes);
   await app.register(webhookEndpointRoutes);
+  await app.register(reviewRoutes);
 }

@@ -10,6 +10,7 @@ import type { EngineRoute, EngineRouteDefinition } from './engine-mutation.ts';
 import { evidenceRoute } from './routes/evidence.ts';
 import { fundRoute } from './routes/fund.ts';
 import { createIntentRoute } from './routes/intents.ts';
+import { resolveRoute } from './routes/resolve.ts';
 import { confirmRoute } from './routes/settlement.ts';
 
 /** The route module of each command the table gives a route. */
@@ -18,6 +19,7 @@ const definitions = {
   fund: fundRoute,
   evidence: evidenceRoute,
   confirm: confirmRoute,
+  resolve: resolveRoute,
   sandboxBootstrap: sandboxBootstrapRoute,
   sandboxEvidence: sandboxEvidenceRoute,
 } as const satisfies { readonly [Name in RoutedCommandName]: EngineRouteDefinition };

@@ -1,6 +1,8 @@
 // The intent as the API shows it. Both `tenant` and `tenant_id` are sent: clients of this protocol read either
 // (docs/engine.md#funding--post-harborintentsidfund).
 import type { Intent as IntentView } from '../../contracts/intents.ts';
+import type { ReviewHoldFacts } from '../../contracts/review.ts';
+import type { Hold } from '../../engine/settle.ts';
 import type { RailInstruction as RailInstructionRow } from '../../db/rail-instruction-repository.ts';
 
 // The intent itself is presented by the engine, which records it in its events (src/engine/intent-view.ts).
@@ -48,4 +50,9 @@ function presentHold(details: Record<string, unknown> | null, instructions: read
     refund_expires_at: iso(hold.payment_info?.refundExpiry),
     onchain_transaction_hashes: { authorizations: transaction, captures, voids, refunds: [] },
   };
+}
+
+/** What the release gate did to a release it held, as the answer of the command that met it carries it. */
+export function reviewHoldFacts(hold: Pick<Hold, 'gateMode' | 'signals'>): ReviewHoldFacts {
+  return { held: true, gate_mode: hold.gateMode, signals: hold.signals.map(({ code, severity, summary }) => ({ code, severity, summary })) };
 }

@@ -36,7 +36,7 @@ export async function releaseOne(gatewayBaseUrl: string, apiKey: string): Promis
   await client.intents.fund(intent.intent_id, { credential: sandboxCredential() });
   await client.intents.submitEvidence(intent.intent_id, { payee, payload: { status: 'completed' } });
   const settled = await client.intents.confirm(intent.intent_id, { expectedAction: 'release' });
-  const transactionId: string = settled.settlement.transaction_id;
+  const transactionId: string = settled.settlement!.transaction_id;
 
   const page = await client.ledger.events({ afterSeq: 0 });
   const rows: readonly LedgerEvent[] = page.events.filter((event) => event.transaction_id === transactionId);

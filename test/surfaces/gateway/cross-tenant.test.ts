@@ -19,6 +19,8 @@ let b: TestTenant;
 const routes: string[] = [];
 const principal = party('did:principal:alice');
 const payee = party('did:payee:tools');
+/** The payee of every sandbox guardrail intent: A's held intent is paid to it. */
+const sandboxPayee = 'did:svc:sandbox:payee';
 const agent = ed25519SignerFromSeed(new Uint8Array(32).fill(7));
 /** A's resources: every id that must never be reachable or visible from B. */
 const secrets: Record<string, string> = {};
@@ -86,6 +88,14 @@ beforeAll(async () => {
   // A can read the proofs B must not.
   secrets.receiptDigest = receiptsOfA.settlement!.message_digest_sha256_hex as string;
   secrets.rootOfA = (await asA('GET', `/protocol/v2/receipts/${secrets.settledIntent}/inclusion-proof`)).root_hash_sha256_hex;
+  // A's release gate holds a sandbox release (docs/release-gate.md); a reviewer of A records a finding about it.
+  await asA('PUT', '/signal/v1/fraud/release-gate', { mode: 'critical_hold', amount_limit_cents: 99, first_settlement: true });
+  secrets.heldIntent = (await asA('POST', '/v1/sandbox/guardrails/bootstrap', { operation: 'search.web', requested_spend_cents: 100, completion_preset: 'sandbox_permissive' })).intent_id;
+  expect((await asA('POST', `/v1/sandbox/guardrails/${secrets.heldIntent}/evidence`, { payload: {} })).sandbox_lifecycle_status).toBe('held');
+  secrets.reviewEvent = (await asA('POST', `/signal/v1/operators/${encodeURIComponent(sandboxPayee)}/review-events`, {
+    event_type: 'review_open_requested', intent_id: secrets.heldIntent, summary: 'review-summary-of-a',
+  })).event_id;
+  secrets.reviewSummary = 'review-summary-of-a';
 });
 
 afterAll(async () => {
@@ -136,6 +146,12 @@ const namedResource: Record<string, () => [string, object | undefined]> = {
     `/harbor/intents/${secrets.settledIntent}/rail-instructions/${secrets.intent}/done`, { reference: '0xabc' },
   ],
   'POST /v1/spend/decisions/:decision_id/complete': () => [`/v1/spend/decisions/${secrets.decision}/complete`, { outcome: 'consumed' }],
+  // A's held intent: B can neither resolve it nor record a finding about it; A's operator has no review in B.
+  'POST /harbor/intents/:intent_id/review/resolve': () => [`/harbor/intents/${secrets.heldIntent}/review/resolve`, { resolution: 'release' }],
+  'POST /signal/v1/operators/:operator_did/review-events': () => [
+    `/signal/v1/operators/${encodeURIComponent(sandboxPayee)}/review-events`, { event_type: 'appeal_requested', intent_id: secrets.heldIntent, summary: 'b' },
+  ],
+  'GET /signal/v1/operators/:operator_did/review-status': () => [`/signal/v1/operators/${encodeURIComponent(sandboxPayee)}/review-status`, undefined],
   // A's rolled-out completion_v1 is no org policy of B's.
   'POST /v1/org-policies/:policy_id/effective': () => ['/v1/org-policies/completion_v1/effective', {
     version: 2, name: 'b-overlay', default_deny: true, extends: { org_policy_id: 'completion_v1', org_id: 'org_b' },
@@ -210,6 +226,10 @@ const views: Record<string, () => [string, object | undefined]> = {
     intent: { policy_binding: { template_id: 'completion_v1', head_digest: `sha256:${secrets.policyDigest}` } },
   }],
   'GET /signal/v1/portfolio/summary': () => ['/signal/v1/portfolio/summary', undefined],
+  // B's own gate (the defaults), queue (empty, every state) and metrics (zero): none of A's holds, signals or settings.
+  'GET /signal/v1/fraud/release-gate': () => ['/signal/v1/fraud/release-gate', undefined],
+  'GET /signal/v1/review-queue': () => ['/signal/v1/review-queue?state=all', undefined],
+  'GET /signal/v1/fraud/metrics': () => ['/signal/v1/fraud/metrics?window=30d', undefined],
   // A's intent and decision ids as B's filter and cursor: B's empty lists, never a row of A's.
   'GET /v1/admin/spend-controls/policy': () => ['/v1/admin/spend-controls/policy', undefined],
   'GET /v1/admin/spend-controls/decisions': () => [`/v1/admin/spend-controls/decisions?intent_id=${secrets.intent}`, undefined],
@@ -229,6 +249,8 @@ const notCrossTenant = new Set([
   'POST /v1/admin/api-keys', 'POST /v1/registry/keys', 'PUT /v1/admin/settlement/config', 'POST /harbor/intents',
   'POST /harbor/policy/v1/drafts', 'POST /harbor/policy/v1/rollout', 'GET /harbor/policy/v1/templates', 'POST /harbor/policy/v1/preview',
   'POST /harbor/policy/v1/test', 'POST /v1/sandbox/guardrails/bootstrap',
+  // The release gate is set in the caller's own tenant (B's gate leaves A's holding: the views below read both).
+  'PUT /signal/v1/fraud/release-gate',
   // SSO: the configuration is written in the caller's tenant; start and callback are public (the person names the
   // tenant; the callback's state names it), covered in test/surfaces/gateway/sso.test.ts.
   'PUT /v1/admin/sso/config', 'POST /v1/auth/sso/start', 'POST /v1/auth/sso/callback',
@@ -302,6 +324,9 @@ it('gives another tenant 404 on every resource and none of its data anywhere', a
       if (route === 'GET /v1/events' || route === 'GET /v1/webhook-endpoints') expect(response.json().data).toEqual([]);
       if (route === 'GET /harbor/funding-attempts') for (const attempt of response.json().data) expect(attempt.tenant_id).toBe(b.tenantId);
       if (route.startsWith('GET /harbor/ledger/v1/merkle/')) expect(response.json().error.code).toBe('merkle.tree_head_missing');
+      if (route === 'GET /signal/v1/fraud/release-gate') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, config: { mode: 'review_only', amount_limit_cents: null } });
+      if (route === 'GET /signal/v1/review-queue') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, items: [] });
+      if (route === 'GET /signal/v1/fraud/metrics') expect(response.json()).toMatchObject({ tenant_id: b.tenantId, holds_placed_count: 0, critical_signal_count: 0, flagged_operator_count: 0 });
     } else if (downloadRoutes[route]) {
       for (const response of await downloadRoutes[route]()) {
         expect(response.statusCode, `${route}: ${response.body}`).toBe(401);

@@ -16,7 +16,7 @@ import { deploymentKeyTrust, storedReceiptWire, verdictAnswer, verifyForRoute } 
 import type { ArtifactKindName } from '../../../signing/artifact-kinds.ts';
 
 export const receiptReaders = { roles: anyRole, scope: 'mcp.receipts:read' } as const;
-const protocolReceiptKinds: readonly ArtifactKindName[] = ['svc.protocol_authorization_receipt_v1', 'svc.protocol_settlement_receipt_v1'];
+const protocolReceiptKinds: readonly ArtifactKindName[] = ['svc.protocol_authorization_receipt_v1', 'svc.protocol_settlement_receipt_v1', 'svc.review_resolution_receipt_v1'];
 
 /** A verify body naming a stored receipt: `{receipt_id}` and nothing else (the public client's CLI sends this). */
 const namedReceiptId = (body: Record<string, unknown>): string | undefined =>

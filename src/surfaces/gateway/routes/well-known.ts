@@ -80,6 +80,7 @@ export function agentCardFor(baseUrl: string): AgentCard {
 export const gatewaySignedArtifactKinds = [
   'svc.protocol_authorization_receipt_v1',
   'svc.protocol_settlement_receipt_v1',
+  'svc.review_resolution_receipt_v1',
   'svc.agent_receipt_v1',
   'svc.agent_receipt_transparency_sth_v1',
   'svc.transparency_tree_head_v1',

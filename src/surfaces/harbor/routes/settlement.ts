@@ -5,9 +5,9 @@ import { refuseAttachedNonBodyError } from '../../body-checked-in-handler.ts';
 import { authenticatedBodyErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
 import { ConfirmBody, IntentIdParams, SettlementAnswer } from '../../../contracts/intents.ts';
 import { compileBodyValidator } from '../../../infra/validation.ts';
-import { confirmSettlement } from '../../../engine/settle.ts';
+import { confirmSettlement, isHold } from '../../../engine/settle.ts';
 import { engineMutation, type EngineRouteDefinition } from '../engine-mutation.ts';
-import { presentIntent } from '../present-intent.ts';
+import { presentIntent, reviewHoldFacts } from '../present-intent.ts';
 
 /** Exported for the MCP confirm tool, whose input schema is this body schema. */
 export const confirmBody = ConfirmBody;
@@ -33,17 +33,21 @@ export const confirmRoute: EngineRouteDefinition = (app, route) =>
         const body = request.body ?? {};
         assertConfirmBody(body);
         return engineMutation<SettlementAnswer>(app, request, reply, async (tx, principal) => {
-          const settlement = await confirmSettlement(tx, principal.tenantId, request.params.intent_id, app.engineEffects, body.expected_action);
+          const outcome = await confirmSettlement(tx, principal.tenantId, request.params.intent_id, app.engineEffects, body.expected_action);
+          if (isHold(outcome)) {
+            // The release gate held the release: the intent waits in `held` for an operator (docs/release-gate.md).
+            return { status: 200, body: { ...presentIntent(outcome.intent), review_hold: reviewHoldFacts(outcome) } };
+          }
           return {
             status: 200,
             body: {
-              ...presentIntent(settlement.intent),
+              ...presentIntent(outcome.intent),
               settlement: {
-                action: settlement.action,
-                reason: settlement.reason,
-                transaction_id: settlement.transactionId,
-                released_cents: settlement.releasedCents,
-                refunded_cents: settlement.refundedCents,
+                action: outcome.action,
+                reason: outcome.reason,
+                transaction_id: outcome.transactionId,
+                released_cents: outcome.releasedCents,
+                refunded_cents: outcome.refundedCents,
               },
             },
           };
