@@ -3,7 +3,9 @@
 // uses `fund.after_phase1` to show that a crash between the two phases of funding loses and duplicates nothing.
 // `fund.after_rail_call` (test/rails/live-x402.test.ts): the rail has settled, our second phase has not committed.
 // test/rails/live-fund-takeover.test.ts uses both for the retries of a client that lost its answer.
-export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call';
+// `group.before_commit` (test/engine/group-crash.test.ts): every command of a group of two or more has run in the
+// group's transaction, whose COMMIT has not been sent.
+export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call' | 'group.before_commit';
 
 const armed = process.env.SVC_TEST_CRASH_AT;
 

@@ -20,6 +20,7 @@
 // alone, as it would have without the group: nothing of the group committed, and each command's work may run again
 // as the engine's retries already do.
 import { isDatabaseUnavailable, type Database, type Queryable } from '../infra/database.ts';
+import { crashPoint } from './crash-points.ts';
 
 export interface GroupCommitSettings {
   /** How long at most a command waits for others to join its group while another group of its tenant runs. */
@@ -154,6 +155,7 @@ export class CommandBatcher {
             results.push({ ok: false, error });
           }
         }
+        crashPoint('group.before_commit');
         return results;
       });
     } catch {
