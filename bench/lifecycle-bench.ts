@@ -19,7 +19,8 @@
 // (a profile on a slow machine wants a longer warm-up: code still being compiled shows up as the service's cost);
 // BENCH_LIFECYCLE_CLIENTS (16,32) picks the client counts (--profile uses the first). BENCH_LIFECYCLE_TENANTS (1)
 // spreads the intents round-robin over that many sandbox tenants: a diagnostic (each tenant has its own ledger
-// head), not what the rows are defined on.
+// head), not what the rows are defined on. BENCH_LIFECYCLE_ROWS=groups runs only the rows that need no pgbench
+// (one tenant vs 16, group commit on vs off, the counts): a diagnostic of group commit.
 import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -413,7 +414,8 @@ export async function run(): Promise<BenchRow[]> {
 
     service = await startServiceProcess(serviceEnv(database.url));
     const measured: AtClients[] = [];
-    for (const clients of clientCounts) measured.push(await measureAtClients(service, pool, pgbench, clients));
+    const groupsOnly = process.env['BENCH_LIFECYCLE_ROWS'] === 'groups';
+    if (!groupsOnly) for (const clients of clientCounts) measured.push(await measureAtClients(service, pool, pgbench, clients));
     const oneTenant = await oneTenantRow(service, spreadTenants);
     withoutGroups = await startServiceProcess(serviceEnv(database.url, 'off'));
     const groupCommit = await groupCommitRow(service, withoutGroups, pool);

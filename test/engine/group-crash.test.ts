@@ -43,7 +43,7 @@ const start = (crash: boolean) =>
     SVC_GROUP_COMMIT_WINDOW_MS: '20',
     SVC_GROUP_COMMIT_SIZE: '8',
     ...(crash ? { SVC_TEST_CRASH_AT: 'group.before_commit' } : {}),
-  }, 60_000);
+  }, 180_000);
 
 interface Step {
   readonly path: string;
@@ -139,4 +139,4 @@ it('loses and duplicates nothing when the server dies inside a group, or anywher
   const verified = await runCli(['ledger', 'verify', '--tenant-id', tenant.tenantId, '--json'], { DATABASE_URL: database.url });
   expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, problems: [] });
-}, 300_000);
+}, 900_000);
