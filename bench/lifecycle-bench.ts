@@ -19,7 +19,8 @@
 // (a profile on a slow machine wants a longer warm-up: code still being compiled shows up as the service's cost);
 // BENCH_LIFECYCLE_CLIENTS (16,32) picks the client counts (--profile uses the first). BENCH_LIFECYCLE_TENANTS (1)
 // spreads the intents round-robin over that many sandbox tenants: a diagnostic (each tenant has its own ledger
-// head), not what the rows are defined on.
+// head), not what the rows are defined on. BENCH_LIFECYCLE_ROWS=groups runs only the rows that need no pgbench
+// (one tenant vs 16, group commit on vs off, the counts): a diagnostic of group commit.
 import { mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -51,25 +52,34 @@ const tenantCount = envNumber('BENCH_LIFECYCLE_TENANTS', 1);
 const countedIntents = quick ? 5 : 20;
 const countedSeconds = quick ? 2 : 4;
 
-/** The targets (docs/performance.md): each a ratio to pgbench measured in the same run. */
-const throughputRatioMin = 0.5;
+/** The targets (docs/performance.md): each a ratio to pgbench measured in the same run, or (one tenant) to the same
+ * load spread over spreadTenantCount tenants. */
+const throughputRatioMin = 1;
 const tailLatencyRatioMax = 3;
-const cpuRatioMax = 2;
+const cpuRatioMax = 1.5;
+const oneTenantRatioMin = 0.8;
+/** The tenants the one-tenant row spreads its load over, and its clients. */
+const spreadTenantCount = 16;
+const spreadClients = 16;
 
 /** The service as configured for the bench: the gateway rate limiter stays on (its cost is part of every request)
  * with a per-key quota that a flood from one admin key cannot reach. */
-const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, SVC_RATE_LIMIT_PER_MINUTE: '1000000000' });
+const serviceEnv = (databaseUrl: string, groupCommit: 'on' | 'off' = 'on') => ({
+  DATABASE_URL: databaseUrl,
+  SVC_RATE_LIMIT_PER_MINUTE: '1000000000',
+  SVC_GROUP_COMMIT: groupCommit,
+});
 
 const log = (line: string) => process.stderr.write(`  lifecycle: ${line}\n`);
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 /** Sandbox tenants (no recognition proof needed) with an admin key each. */
-async function benchTenants(databaseUrl: string): Promise<BenchTenant[]> {
+async function benchTenants(databaseUrl: string, count = tenantCount, prefix = 'bench'): Promise<BenchTenant[]> {
   const db = new Database({ connectionString: databaseUrl, max: 1 });
   try {
     const tenants: BenchTenant[] = [];
-    for (let index = 0; index < tenantCount; index += 1) {
-      const { tenant, adminKey } = await createTenant(db, tenantCount === 1 ? 'bench' : `bench-${index + 1}`, 'sandbox');
+    for (let index = 0; index < count; index += 1) {
+      const { tenant, adminKey } = await createTenant(db, count === 1 ? prefix : `${prefix}-${index + 1}`, 'sandbox');
       tenants.push({ tenantId: tenant.tenantId, apiKey: adminKey.apiKey });
     }
     return tenants;
@@ -287,19 +297,104 @@ function rowsAt(at: AtClients): { throughput: BenchRow; tail: BenchRow; cpu: Ben
   };
 }
 
-/** The counts row: one intent at a time, and under load at the first client count. */
-async function countsRow(databaseUrl: string, pool: IntentPool): Promise<BenchRow> {
-  const counted = await countPerMutation(serviceEnv(databaseUrl), pool, { intents: countedIntents, clients: clientCounts[0]!, seconds: countedSeconds });
-  for (const step of requestSteps) log(`counted, one intent at a time, ${step}: ${formatCounts(counted.perRequest[step])}; ${formatCommands(counted.perRequest[step])}`);
-  log(`counted per mutation, one intent at a time: ${formatCounts(counted.sequential)}; ${formatCommands(counted.sequential)}`);
-  log(`counted per mutation, ${counted.clients} clients: ${formatCounts(counted.underLoad)}; ${formatCommands(counted.underLoad)}`);
+/** The counts rows: one intent at a time, and under load at the first client count, with group commit (as the
+ * service runs) and, for the record of what it buys, without. */
+async function countsRows(databaseUrl: string, pool: IntentPool): Promise<BenchRow[]> {
   const transactions = (counts: Counts) => ((counts.byCommand['COMMIT'] ?? 0) + (counts.byCommand['ROLLBACK'] ?? 0)).toFixed(2);
+  const rows: BenchRow[] = [];
+  for (const groupCommit of ['on', 'off'] as const) {
+    const counted = await countPerMutation(serviceEnv(databaseUrl, groupCommit), pool, { intents: countedIntents, clients: clientCounts[0]!, seconds: countedSeconds });
+    const label = `group commit ${groupCommit}`;
+    for (const step of requestSteps) log(`${label}: counted, one intent at a time, ${step}: ${formatCounts(counted.perRequest[step])}; ${formatCommands(counted.perRequest[step])}`);
+    log(`${label}: counted per mutation, one intent at a time: ${formatCounts(counted.sequential)}; ${formatCommands(counted.sequential)}`);
+    log(`${label}: counted per mutation, ${counted.clients} clients: ${formatCounts(counted.underLoad)}; ${formatCommands(counted.underLoad)}`);
+    rows.push({
+      entry: `Postgres round trips, statements and transactions per lifecycle mutation (counted at the protocol), ${label}`,
+      figure: `one intent at a time: ${formatCounts(counted.sequential)}, ${transactions(counted.sequential)} transactions`,
+      baseline: `${counted.clients} clients: ${formatCounts(counted.underLoad)}, ${transactions(counted.underLoad)} transactions`,
+      ratio: null,
+      target: 'printed (test/engine/round-trips.test.ts pins the round trips)',
+      met: null,
+    });
+  }
+  return rows;
+}
+
+/** Alternating closed-loop rounds of `sides` (each a service and a pool of intents) at `clients`: each side's rates
+ * and machine CPU per mutation. */
+async function alternatingRounds(
+  sides: ReadonlyArray<{ readonly name: string; readonly service: ServiceProcess; readonly pool: IntentPool }>,
+  clients: number,
+): Promise<Array<{ rates: number[]; costs: CostPerUnit[] }>> {
+  const engines = sides.map((side) => new EngineClient(side.service.baseUrl, clients));
+  try {
+    const results = sides.map(() => ({ rates: [] as number[], costs: [] as CostPerUnit[], expected: 0 }));
+    for (const [index, side] of sides.entries()) results[index]!.expected = await warmUp(engines[index]!, side.pool, clients);
+    for (let round = 0; round < rounds; round += 1) {
+      for (const [index, side] of sides.entries()) {
+        const result = results[index]!;
+        let used: CpuBreakdown | undefined;
+        const what = `${side.name}, round ${round + 1} at ${clients} clients`;
+        const sample = await measuredWindow(side.pool, intentsFor(result.expected, secondsPerRound, clients), what, async () => {
+          const cpu = cpuWindow(side.service.pid);
+          const measured = await closedLoop(engines[index]!, side.pool, { clients, seconds: secondsPerRound });
+          used = cpu.end();
+          return measured;
+        });
+        result.rates.push(sample.mutationsPerSecond);
+        result.costs.push(costPerUnit(used!, sample.mutationsPerSecond));
+        result.expected = Math.max(result.expected, sample.mutationsPerSecond);
+        log(`${what}: ${describeSample(sample)}; ${formatCpu(used!)}`);
+        warnIfBusy(used!, what);
+      }
+    }
+    return results;
+  } finally {
+    for (const engine of engines) engine.close();
+  }
+}
+
+/** One tenant against the same load spread over spreadTenantCount tenants, same service, alternating rounds: the
+ * tenant's ledger head no longer bounds it. */
+async function oneTenantRow(service: ServiceProcess, tenants: readonly BenchTenant[]): Promise<BenchRow> {
+  const [one, spread] = await alternatingRounds(
+    [
+      { name: 'one tenant', service, pool: new IntentPool(new IntentFactory(tenants.slice(0, 1))) },
+      { name: `${tenants.length} tenants`, service, pool: new IntentPool(new IntentFactory(tenants)) },
+    ],
+    spreadClients,
+  );
+  const ratio = median(one!.rates) / median(spread!.rates);
   return {
-    entry: 'Postgres round trips, statements and transactions per lifecycle mutation (counted at the protocol)',
-    figure: `one intent at a time: ${formatCounts(counted.sequential)}, ${transactions(counted.sequential)} transactions`,
-    baseline: `${counted.clients} clients: ${formatCounts(counted.underLoad)}, ${transactions(counted.underLoad)} transactions`,
-    ratio: null,
-    target: 'printed (test/engine/round-trips.test.ts pins the round trips)',
+    entry: `lifecycle mutations/s, one tenant vs the same load over ${tenants.length} tenants, ${spreadClients} clients`,
+    figure: `one tenant: ${formatRate(median(one!.rates), 'mutations/s', one!.rates)}, machine CPU ${ms(medianCost(one!.costs).machine)} per mutation`,
+    baseline: `${tenants.length} tenants: ${formatRate(median(spread!.rates), 'mutations/s', spread!.rates)}, machine CPU ${ms(medianCost(spread!.costs).machine)} per mutation`,
+    ratio,
+    target: `>= ${oneTenantRatioMin.toFixed(2)}`,
+    met: ratio >= oneTenantRatioMin,
+  };
+}
+
+/** The service with group commit against the same service without it (SVC_GROUP_COMMIT=off), one tenant, same
+ * database, alternating rounds: what group commit buys, printed for the record. */
+async function groupCommitRow(service: ServiceProcess, withoutGroups: ServiceProcess, pool: IntentPool): Promise<BenchRow> {
+  const [on, off] = await alternatingRounds(
+    [
+      { name: 'group commit on', service, pool },
+      { name: 'group commit off', service: withoutGroups, pool },
+    ],
+    spreadClients,
+  );
+  const costOn = medianCost(on!.costs);
+  const costOff = medianCost(off!.costs);
+  const describe = (rates: number[], cost: CostPerUnit) =>
+    `${formatRate(median(rates), 'mutations/s', rates)}, machine CPU ${ms(cost.machine)} per mutation (service ${cost.service.toFixed(2)}, Postgres ${cost.postgres.toFixed(2)})`;
+  return {
+    entry: `lifecycle mutations/s, group commit on vs off (SVC_GROUP_COMMIT), one tenant, ${spreadClients} clients`,
+    figure: `on: ${describe(on!.rates, costOn)}`,
+    baseline: `off: ${describe(off!.rates, costOff)}`,
+    ratio: median(on!.rates) / median(off!.rates),
+    target: 'printed',
     met: null,
   };
 }
@@ -309,20 +404,27 @@ export async function run(): Promise<BenchRow[]> {
   const database = await createBenchDatabase();
   let pgbench: PgbenchDatabase | undefined;
   let service: ServiceProcess | undefined;
+  let withoutGroups: ServiceProcess | undefined;
   try {
     pgbench = await createPgbenchDatabase(adminUrl);
     const pool = new IntentPool(new IntentFactory(await benchTenants(database.url)));
+    const spreadTenants = [...(await benchTenants(database.url, 1, 'bench-one')), ...(await benchTenants(database.url, spreadTenantCount - 1, 'bench-spread'))];
     // Counted first, in a service process of its own: a short phase that fails fast if the service does.
-    const counts = await countsRow(database.url, pool);
+    const counts = await countsRows(database.url, pool);
 
     service = await startServiceProcess(serviceEnv(database.url));
     const measured: AtClients[] = [];
-    for (const clients of clientCounts) measured.push(await measureAtClients(service, pool, pgbench, clients));
+    const groupsOnly = process.env['BENCH_LIFECYCLE_ROWS'] === 'groups';
+    if (!groupsOnly) for (const clients of clientCounts) measured.push(await measureAtClients(service, pool, pgbench, clients));
+    const oneTenant = await oneTenantRow(service, spreadTenants);
+    withoutGroups = await startServiceProcess(serviceEnv(database.url, 'off'));
+    const groupCommit = await groupCommitRow(service, withoutGroups, pool);
 
     if ((await postgresStartedAt()) !== startedAt) throw new Error('Postgres restarted during the lifecycle bench: its figures are void');
     const rows = measured.map(rowsAt);
-    return [...rows.map((row) => row.throughput), ...rows.map((row) => row.tail), ...rows.map((row) => row.cpu), counts];
+    return [...rows.map((row) => row.throughput), ...rows.map((row) => row.tail), ...rows.map((row) => row.cpu), oneTenant, groupCommit, ...counts];
   } finally {
+    await withoutGroups?.stop();
     await service?.stop();
     await pgbench?.drop();
     await database.drop();

@@ -3,7 +3,8 @@
 // configured instance and listens; tests register it on an instance of their own.
 import type { FastifyInstance } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './config.ts';
+import { groupCommitEnabledDefault, rateLimitPerMinuteDefault, rateLimitPublicPerMinuteDefault } from './config.ts';
+import { groupCommands, groupCommitDefaults, type GroupCommitSettings } from './engine/group-commit.ts';
 import { httpErrors } from './plugins/http-errors.ts';
 import { access } from './plugins/access.ts';
 import { databasePlugin, type DatabasePluginOptions } from './plugins/database-plugin.ts';
@@ -59,6 +60,10 @@ export interface AppOptions extends DatabasePluginOptions {
   /** Check every JSON answer against its route's declared response schema, failing loudly on drift
    * (src/plugins/response-validation.ts). On in the test suite, off in production. */
   readonly validateResponses?: boolean;
+  /** Group commit of the engine's commands (src/engine/group-commit.ts): its window and group size, or false for
+   * one transaction per command. Default: `groupCommitEnabledDefault` with the default window and size;
+   * `src/server.ts` follows `SVC_GROUP_COMMIT`. */
+  readonly groupCommit?: Partial<Pick<GroupCommitSettings, 'windowMs' | 'groupSizeMax'>> | false;
   /** Webhook delivery (docs/events.md): whether this app runs a deliverer (default: as `maintenance`), the destination
    * policy's operator switch, and one attempt's deadline. */
   readonly webhooks?: WebhookOptions;
@@ -117,6 +122,8 @@ async function service(instance: FastifyInstance, options: AppOptions): Promise<
   await instance.register(requestFraming);
   await instance.register(jsonBody);
   await instance.register(databasePlugin, options);
+  const groupCommit = options.groupCommit ?? (groupCommitEnabledDefault ? {} : false);
+  if (groupCommit !== false) groupCommands(instance.database, { ...groupCommitDefaults, ...groupCommit });
   // Before every plugin and surface that answers requests, so that its hooks see all of them.
   await instance.register(metricsPlugin, options.metrics ?? {});
   instance.decorate('engineEffects', engineEffects(instance.gatewayKeys, options.terminalEffects ?? terminalEffectsDefault, releaseGateProbe));

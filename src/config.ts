@@ -53,7 +53,24 @@ export interface Config {
   readonly webhookAllowPrivateDestinations: boolean;
   /** `SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS`: the deadline of one webhook delivery attempt (1000 to 60000); absent: 10 s. */
   readonly webhookAttemptTimeoutMs: number | undefined;
+  /** `SVC_GROUP_COMMIT` (`on` or `off`), `SVC_GROUP_COMMIT_WINDOW_MS` and `SVC_GROUP_COMMIT_SIZE`: whether the engine's
+   * commands of one tenant that arrive together commit in one transaction, how long at most one waits for others,
+   * and how many at most share a group (docs/engine.md "Group commit"). */
+  readonly groupCommit: GroupCommitConfig;
 }
+
+export interface GroupCommitConfig {
+  readonly enabled: boolean;
+  readonly windowMs: number;
+  readonly groupSizeMax: number;
+}
+
+/** Group commit's defaults (docs/operations.md). */
+export const groupCommitEnabledDefault = true;
+export const groupCommitWindowMsDefault = 2;
+export const groupCommitSizeDefault = 16;
+const groupCommitWindowMsMax = 50;
+const groupCommitSizeMax = 256;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -98,6 +115,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     validateResponses: environment.SVC_VALIDATE_RESPONSES === '1',
     webhookAllowPrivateDestinations: parseFlag('SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS', environment.SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS),
     webhookAttemptTimeoutMs: parseWebhookAttemptTimeout(environment.SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS),
+    groupCommit: {
+      enabled: parseOnOff('SVC_GROUP_COMMIT', environment.SVC_GROUP_COMMIT, groupCommitEnabledDefault),
+      windowMs: parseWholeNumber('SVC_GROUP_COMMIT_WINDOW_MS', environment.SVC_GROUP_COMMIT_WINDOW_MS, 0, groupCommitWindowMsMax, groupCommitWindowMsDefault),
+      groupSizeMax: parseWholeNumber('SVC_GROUP_COMMIT_SIZE', environment.SVC_GROUP_COMMIT_SIZE, 1, groupCommitSizeMax, groupCommitSizeDefault),
+    },
   };
 }
 
@@ -195,6 +217,21 @@ function parsePort(value: string | undefined): number {
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${text}"`);
   }
   return port;
+}
+
+function parseOnOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  const text = nonEmpty(value);
+  if (text === undefined) return fallback;
+  if (text !== 'on' && text !== 'off') throw new ConfigError(`${name} must be "on" or "off", got "${text}"`);
+  return text === 'on';
+}
+
+function parseWholeNumber(name: string, value: string | undefined, min: number, max: number, fallback: number): number {
+  const text = nonEmpty(value);
+  if (text === undefined) return fallback;
+  const number = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${text}"`);
+  return number;
 }
 
 function parseRateLimit(name: string, value: string | undefined, fallback: number): number {

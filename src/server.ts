@@ -79,6 +79,7 @@ await server.register(app, {
   mail: { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom },
   publicBaseUrl: config.publicBaseUrl,
   validateResponses: config.validateResponses,
+  groupCommit: config.groupCommit.enabled ? { windowMs: config.groupCommit.windowMs, groupSizeMax: config.groupCommit.groupSizeMax } : false,
   metrics: { token: config.metricsToken, port: config.metricsPort, host: config.metricsHost },
   secretsKey: config.secretsKey,
   webhooks: { allowPrivateDestinations: config.webhookAllowPrivateDestinations, ...(config.webhookAttemptTimeoutMs ? { attemptTimeoutMs: config.webhookAttemptTimeoutMs } : {}) },

@@ -2,6 +2,7 @@
 // the few intent columns the verifier cross-checks. Bigint columns arrive from pg as text and leave as checked numbers
 // (safeIntegerOf), except amounts, which leave as bigint: the verifier must see what is stored, not a rounding.
 import type { Queryable } from '../infra/database.ts';
+import type { SqlText } from '../infra/sql-literals.ts';
 import { safeIntegerOf } from './safe-integer.ts';
 
 export interface LedgerHead {
@@ -100,15 +101,40 @@ export interface NewLedgerTransaction {
  * appends the rows after it and moves it, all inside Postgres, so the lock is never held across a round trip.
  */
 export function queueLedgerPost(tx: Queryable, tenantId: string, transaction: NewLedgerTransaction): void {
-  const { entries } = transaction;
-  tx.beforeCommit({
-    text: 'SELECT ledger_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+  tx.beforeCommitMerged(`ledger_post\u0000${tenantId}`, transaction, (transactions) => ledgerPostStatement(tenantId, transactions));
+}
+
+/** One posting: ledger_post. Several (the postings of a group commit, docs/engine.md "Group commit"): one call of
+ * ledger_post_group (migrations/0032_ledger_post_group.sql), which appends them in order under one lock of the
+ * head, the rows exactly those ledger_post would have appended one posting after the other. */
+function ledgerPostStatement(tenantId: string, transactions: readonly NewLedgerTransaction[]): SqlText {
+  if (transactions.length === 1) {
+    const [transaction] = transactions as [NewLedgerTransaction];
+    const { entries } = transaction;
+    return {
+      text: 'SELECT ledger_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+      values: [
+        tenantId, transaction.transactionId, transaction.intentId, transaction.currency, transaction.eventKind, transaction.recordedAt,
+        entries.map((entry) => entry.account), entries.map((entry) => entry.side), entries.map((entry) => entry.amountCents),
+        entries.map((entry) => entry.bodyHead), entries.map((entry) => entry.bodyTail),
+      ],
+    };
+  }
+  const entries = transactions.flatMap((transaction) => transaction.entries);
+  return {
+    text: 'SELECT ledger_post_group($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
     values: [
-      tenantId, transaction.transactionId, transaction.intentId, transaction.currency, transaction.eventKind, transaction.recordedAt,
+      tenantId,
+      transactions.map((transaction) => transaction.transactionId),
+      transactions.map((transaction) => transaction.intentId),
+      transactions.map((transaction) => transaction.currency),
+      transactions.map((transaction) => transaction.eventKind),
+      transactions.map((transaction) => transaction.recordedAt),
+      transactions.map((transaction) => transaction.entries.length),
       entries.map((entry) => entry.account), entries.map((entry) => entry.side), entries.map((entry) => entry.amountCents),
       entries.map((entry) => entry.bodyHead), entries.map((entry) => entry.bodyTail),
     ],
-  });
+  };
 }
 
 /** The head without a lock (what the tip route and the verifier read); undefined before the first posting. */

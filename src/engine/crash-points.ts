@@ -5,7 +5,9 @@
 // test/rails/live-fund-takeover.test.ts uses both for the retries of a client that lost its answer.
 // `instruct.after_rail_call` (test/rails/live-x402-escrow.test.ts, live-mpp-split.test.ts): the sweeper's rail call
 // (a capture, void, payout or refund) answered, its outcome not yet recorded.
-export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call' | 'instruct.after_rail_call';
+// `group.before_commit` (test/engine/group-crash.test.ts): every command of a group of two or more has run in the
+// group's transaction, whose COMMIT has not been sent.
+export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call' | 'instruct.after_rail_call' | 'group.before_commit';
 
 const armed = process.env.SVC_TEST_CRASH_AT;
 

@@ -24,6 +24,7 @@ import {
 import { isDatabaseUnavailable, isUniqueViolation, type Database, type Queryable, type Statement } from '../infra/database.ts';
 import { CommittedFailure, type CallOutside, type EngineAnswer, type ResponseHeaders } from './answer.ts';
 import { fromStates, type CommandName, type LifecycleOperation } from './lifecycle.ts';
+import { commandBatcherOf } from './group-commit.ts';
 import { engineObserverOf, failureStatusOf, watchTransaction } from './observer.ts';
 
 export interface IdempotentResult extends EngineAnswer {
@@ -48,6 +49,9 @@ export interface CommandScope {
   /** Runs first on every request, replays included: a check that authenticates the request (a recognition proof)
    * must not be skipped by replaying. */
   readonly guard?: ((tx: Queryable) => Promise<void>) | undefined;
+  /** Present when the command may commit in a group with others of its tenant (src/engine/group-commit.ts), with
+   * the intent it acts on (none for a create, whose intent is new): no two commands on one intent share a group. */
+  readonly group?: { readonly intentId: string | undefined } | undefined;
 }
 
 /** Final answers: successes except 202 (pending, to be polled). 402 and errors are never stored (only the key's
@@ -162,7 +166,7 @@ async function idempotentTransaction<R extends object | undefined>(
   work: (tx: Queryable) => Promise<EngineAnswer | R>,
 ): Promise<IdempotentResult | Exclude<R, EngineAnswer | CommittedFailure>> {
   const { record } = scope;
-  const done = await database.tenant(scope.tenantId, async (tx) => {
+  const done = await tenantTransaction(database, scope, async (tx) => {
     watchTransaction(tx, database);
     if (record === undefined) {
       if (lock === 'try') await scope.guard?.(tx);
@@ -173,6 +177,18 @@ async function idempotentTransaction<R extends object | undefined>(
   // A failure whose writes had to commit first (a claim released, a key's binding): committed, now thrown.
   if (done instanceof CommittedFailure) throw done.error;
   return done as IdempotentResult | Exclude<R, EngineAnswer | CommittedFailure>;
+}
+
+/** A transaction of the command's tenant: alone, or in a group when the command is groupable and the database's
+ * commands are grouped. Its group holds no other command on the same intent or under the same key. */
+function tenantTransaction<T>(database: Database, scope: CommandScope, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  const batcher = scope.group === undefined ? undefined : commandBatcherOf(database);
+  if (batcher === undefined) return database.tenant(scope.tenantId, work);
+  const intentId = scope.group!.intentId?.toLowerCase();
+  const conflicts: string[] = [];
+  if (intentId !== undefined) conflicts.push(`intent\u0000${intentId}`);
+  if (scope.record !== undefined) conflicts.push(`key\u0000${scope.operation}\u0000${scope.record.key}`);
+  return batcher.run(scope.tenantId, conflicts, intentId ?? '', work);
 }
 
 /** The keyed part of idempotentTransaction, in its transaction. */

@@ -31,6 +31,10 @@ export interface Queryable {
   /** Queues a statement nobody needs the result of, to travel with COMMIT in one round trip. If it fails, the
    * transaction does not commit and the caller sees the error, as if it had run at once. */
   beforeCommit(statement: SqlText): void;
+  /** Queues `item` to travel with COMMIT together with every other item of `kind` queued in this transaction: one
+   * statement, `render(items)` in the order they were queued, in the place of the last of them (the ledger postings
+   * of a group commit, under one lock of the tenant's head). Undone with what queued it, as beforeCommit. */
+  beforeCommitMerged<T>(kind: string, item: T, render: (items: readonly T[]) => SqlText): void;
   /** Runs `callback` once the transaction has committed (never when it rolls back): for process-local caches that
    * must not be refilled from what the transaction saw before its COMMIT. It must not throw. */
   afterCommit(callback: () => void): void;
@@ -179,7 +183,7 @@ class Transaction implements Queryable {
   /** Savepoint commands to send before the next statements, in the same message. */
   readonly #leading: string[] = [];
   #savepoints = 0;
-  readonly #queued: string[] = [];
+  readonly #queued: Array<string | MergedItem> = [];
   readonly #afterCommit: (() => void)[] = [];
   /** Whether lone statements are prepared by name on the connection (not where connections share one session). */
   readonly #prepare: boolean;
@@ -207,6 +211,10 @@ class Transaction implements Queryable {
 
   beforeCommit(statement: SqlText): void {
     this.#queued.push(inlineParameters(statement));
+  }
+
+  beforeCommitMerged<T>(kind: string, item: T, render: (items: readonly T[]) => SqlText): void {
+    this.#queued.push({ kind, item, render: render as MergedItem['render'] });
   }
 
   afterCommit(callback: () => void): void {
@@ -240,7 +248,7 @@ class Transaction implements Queryable {
   async commit(): Promise<void> {
     // A transaction that never sent a statement has nothing to commit (an unsent savepoint protects nothing).
     if (this.#opening !== undefined && this.#queued.length === 0) return;
-    const results = await this.#sendText([...this.#takeOpening(), ...this.#queued.splice(0), 'COMMIT']);
+    const results = await this.#sendText([...this.#takeOpening(), ...renderQueued(this.#queued.splice(0)), 'COMMIT']);
     // Postgres answers COMMIT with ROLLBACK when a statement failed earlier and the work caught its error: the
     // caller must not believe that anything was committed.
     if (results.at(-1)?.command === 'ROLLBACK') throw new Error('the transaction was rolled back: a statement in it had failed');
@@ -294,6 +302,31 @@ class Transaction implements Queryable {
     const result = (await this.#client.query(statements.join('\n; '))) as pg.QueryResult | pg.QueryResult[];
     return Array.isArray(result) ? result : [result];
   }
+}
+
+/** An item queued by beforeCommitMerged. */
+interface MergedItem {
+  readonly kind: string;
+  readonly item: unknown;
+  readonly render: (items: readonly unknown[]) => SqlText;
+}
+
+/** The queued statements' texts, each kind of merged items rendered once, where the last of its items stood. */
+function renderQueued(queued: ReadonlyArray<string | MergedItem>): string[] {
+  const last = new Map<string, number>();
+  queued.forEach((entry, index) => {
+    if (typeof entry !== 'string') last.set(entry.kind, index);
+  });
+  if (last.size === 0) return queued as string[];
+  const texts: string[] = [];
+  queued.forEach((entry, index) => {
+    if (typeof entry === 'string') texts.push(entry);
+    else if (last.get(entry.kind) === index) {
+      const items = queued.filter((other): other is MergedItem => typeof other !== 'string' && other.kind === entry.kind).map((other) => other.item);
+      texts.push(inlineParameters(entry.render(items)));
+    }
+  });
+  return texts;
 }
 
 /** `statement` with its values inlined, unless a value is a byte string (sent as a binary parameter, it would be

@@ -7,7 +7,7 @@ import { ServiceError } from '../errors/service-error.ts';
 import { idempotencyKeyLengthMax, idempotencyKeyLengthMin } from '../limits.ts';
 import type { Database, Queryable } from '../infra/database.ts';
 import type { CallOutside, EngineAnswer, ResponseHeaders } from '../engine/answer.ts';
-import { runCommand, type IdempotencyRecord, type IdempotentOperation, type IdempotentResult } from '../engine/pipeline.ts';
+import { runCommand, type CommandScope, type IdempotencyRecord, type IdempotentOperation, type IdempotentResult } from '../engine/pipeline.ts';
 
 export { idempotencyLockId } from '../engine/pipeline.ts';
 export type { CallOutside, EngineAnswer, IdempotentOperation, IdempotentResult, ResponseHeaders };
@@ -44,7 +44,7 @@ export function idempotencyRecordOf(request: FastifyRequest): IdempotencyRecord 
 export function runIdempotent(
   database: Database,
   request: FastifyRequest,
-  scope: { tenantId: string; operation: IdempotentOperation; guard?: (tx: Queryable) => Promise<void> },
+  scope: Omit<CommandScope, 'record'>,
   work: (tx: Queryable) => Promise<EngineAnswer | CallOutside>,
 ): Promise<IdempotentResult> {
   return runCommand(database, { ...scope, record: idempotencyRecordOf(request) }, work);

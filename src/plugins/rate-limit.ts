@@ -4,9 +4,9 @@
 // fixed windows in Postgres (migrations/0007_rate_limits.sql), shared by every replica: nothing here decides
 // from process memory what another replica could contradict.
 //
-// One process does not send one UPSERT per request: requests of one bucket that arrive while its UPSERT is in
-// flight wait and go together in the next one (`hits = hits + n`), and each learns its exact position in the
-// shared counter from the returned total. So the budget stays exact across replicas (at most `quota` requests
+// One process does not send one UPSERT per request: requests that arrive while an UPSERT is in flight wait and go
+// together in the next one, every bucket in one multi-row statement (`hits = hits + n` per bucket), and each request
+// learns its exact position in its shared counter from the returned total. So the budget stays exact across replicas (at most `quota` requests
 // per window are admitted, and every admitted one is counted), while a busy key costs about one round trip per
 // database latency instead of one per request. A bucket seen full in this window is refused locally until the
 // window ends: counters only grow within a window, so that answer cannot become wrong.
@@ -43,6 +43,19 @@ export interface RateLimitStore {
   /** Adds `hits` to the counter of `bucket` in the window `[windowStartMs, windowStartMs + windowMs)` and returns the
    * counter's value after the addition, as every replica sees it. */
   increment(bucket: string, windowStartMs: number, windowMs: number, hits?: number): Promise<number>;
+  /** The same for several buckets at once, in one operation where the store can; answers each counter's value after
+   * the addition, in the order given. */
+  incrementMany?(increments: readonly CounterIncrement[]): Promise<number[]>;
+}
+
+/** `increments` through the store's incrementMany, or one increment each (concurrently) where it has none. */
+function incrementAll(store: RateLimitStore, increments: readonly CounterIncrement[]): Promise<number[]> {
+  if (increments.length === 1) {
+    const [{ bucket, windowStartMs, windowMs, hits }] = increments as [CounterIncrement];
+    return store.increment(bucket, windowStartMs, windowMs, hits).then((total) => [total]);
+  }
+  if (store.incrementMany !== undefined) return store.incrementMany(increments);
+  return Promise.all(increments.map(({ bucket, windowStartMs, windowMs, hits }) => store.increment(bucket, windowStartMs, windowMs, hits)));
 }
 
 export interface RateLimitDecision {
@@ -118,15 +131,25 @@ interface Slot {
   readonly windowStartMs: number;
   readonly windowMs: number;
   waiting: Waiter[];
-  inFlight: boolean;
 }
 
-/** Decides one request at a time against the shared store, coalescing concurrent requests of a bucket. */
+/** One bucket's share of a shared increment: `hits` added to its counter in its window. */
+export interface CounterIncrement {
+  readonly bucket: string;
+  readonly windowStartMs: number;
+  readonly windowMs: number;
+  readonly hits: number;
+}
+
+/** Decides one request at a time against the shared store, coalescing concurrent requests: every bucket with
+ * requests waiting goes into one increment of the store (one statement for all of them), and what arrives while it
+ * is in flight goes into the next. */
 export class RateLimiter {
   readonly #store: RateLimitStore;
   readonly #now: () => number;
-  /** Buckets with requests waiting or an UPSERT in flight, by window and bucket; empty when the process is idle. */
+  /** Buckets with requests waiting, by window and bucket; empty when nothing waits. */
   readonly #slots = new Map<string, Slot>();
+  #inFlight = false;
   /** Bucket → end of the window in which it was seen full. */
   readonly #exhausted = new Map<string, number>();
 
@@ -150,37 +173,38 @@ export class RateLimiter {
   }
 
   #enqueue(bucket: string, windowStartMs: number, windowMs: number): Promise<number> {
-    const slotKey = `${windowStartMs}|${bucket}`;
+    const slotKey = `${windowStartMs}|${windowMs}|${bucket}`;
     let slot = this.#slots.get(slotKey);
     if (slot === undefined) {
-      slot = { bucket, windowStartMs, windowMs, waiting: [], inFlight: false };
+      slot = { bucket, windowStartMs, windowMs, waiting: [] };
       this.#slots.set(slotKey, slot);
     }
     const position = new Promise<number>((resolve, reject) => slot.waiting.push({ resolve, reject }));
-    if (!slot.inFlight) this.#flush(slotKey, slot);
+    if (!this.#inFlight) this.#flush();
     return position;
   }
 
-  /** Sends everything waiting in `slot` as one increment; what arrives meanwhile goes in the next one. */
-  #flush(slotKey: string, slot: Slot): void {
-    const batch = slot.waiting;
-    slot.waiting = [];
-    slot.inFlight = true;
-    this.#store
-      .increment(slot.bucket, slot.windowStartMs, slot.windowMs, batch.length)
+  /** Sends everything waiting, every bucket, as one increment; what arrives meanwhile goes in the next one. */
+  #flush(): void {
+    const slots = [...this.#slots.values()];
+    this.#slots.clear();
+    this.#inFlight = true;
+    const increments = slots.map(({ bucket, windowStartMs, windowMs, waiting }) => ({ bucket, windowStartMs, windowMs, hits: waiting.length }));
+    incrementAll(this.#store, increments)
       .then(
-        (total) => {
-          const before = total - batch.length;
-          batch.forEach((waiter, index) => waiter.resolve(before + index + 1));
+        (totals) => {
+          slots.forEach((slot, index) => {
+            const before = totals[index]! - slot.waiting.length;
+            slot.waiting.forEach((waiter, position) => waiter.resolve(before + position + 1));
+          });
         },
         (error: unknown) => {
-          for (const waiter of batch) waiter.reject(error);
+          for (const slot of slots) for (const waiter of slot.waiting) waiter.reject(error);
         },
       )
       .finally(() => {
-        slot.inFlight = false;
-        if (slot.waiting.length > 0) this.#flush(slotKey, slot);
-        else this.#slots.delete(slotKey);
+        this.#inFlight = false;
+        if (this.#slots.size > 0) this.#flush();
       });
   }
 
@@ -197,9 +221,10 @@ export class RateLimiter {
 /** The role the counter statement runs as (migrations/0001_init.sql); the table grants nothing to svc_app. */
 const counterRole = 'svc_system';
 
-/** Counters in Postgres (`rate_limit_counters`). One round trip per increment: the transaction, its role, the
- * UPSERT and the commit travel as one simple-protocol query, with asynchronous commit (a counter is not worth an
- * fsync; the table is unlogged anyway). */
+/** Counters in Postgres (`rate_limit_counters`). One round trip per increment, of one bucket or of many: the
+ * transaction, its role, one UPSERT of every bucket's row and the commit travel as one simple-protocol query, with
+ * asynchronous commit (a counter is not worth an fsync; the table is unlogged anyway). The rows go in the order of
+ * their key, so that two replicas' statements lock shared counters in the same order and never deadlock. */
 export class PostgresRateLimitStore implements RateLimitStore {
   readonly #pool: pg.Pool;
 
@@ -208,23 +233,55 @@ export class PostgresRateLimitStore implements RateLimitStore {
   }
 
   async increment(bucket: string, windowStartMs: number, windowMs: number, hits = 1): Promise<number> {
-    for (const value of [windowStartMs, windowMs, hits]) {
-      // They are written into the statement as literals, so they must be plain integers.
-      if (!Number.isSafeInteger(value) || value < 0) throw new Error('rate-limit increment needs non-negative safe integers');
+    const [total] = await this.incrementMany([{ bucket, windowStartMs, windowMs, hits }]);
+    return total!;
+  }
+
+  async incrementMany(increments: readonly CounterIncrement[]): Promise<number[]> {
+    for (const { windowStartMs, windowMs, hits } of increments) {
+      for (const value of [windowStartMs, windowMs, hits]) {
+        // They are written into the statement as literals, so they must be plain integers.
+        if (!Number.isSafeInteger(value) || value < 0) throw new Error('rate-limit increment needs non-negative safe integers');
+      }
     }
+    const keyOf = ({ bucket, windowStartMs, windowMs }: { bucket: string; windowStartMs: number; windowMs: number }): string =>
+      `${bucket}\u0000${windowStartMs}\u0000${windowStartMs + windowMs}`;
+    // One row per counter (a row may not be updated twice by one statement), in key order.
+    const merged = new Map<string, CounterIncrement>();
+    for (const increment of increments) {
+      const key = keyOf(increment);
+      const before = merged.get(key);
+      merged.set(key, before === undefined ? increment : { ...before, hits: before.hits + increment.hits });
+    }
+    const rows = [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, increment]) => increment);
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
+      const values = rows
+        .map(({ bucket, windowStartMs, windowMs, hits }) => `(${client.escapeLiteral(bucket)}, ${windowStartMs}, ${windowStartMs + windowMs}, ${hits})`)
+        .join(', ');
       const statement =
         `BEGIN; SET LOCAL ROLE ${counterRole}; SET LOCAL synchronous_commit = off; ` +
-        `INSERT INTO rate_limit_counters AS c (bucket, window_start_ms, window_end_ms, hits) ` +
-        `VALUES (${client.escapeLiteral(bucket)}, ${windowStartMs}, ${windowStartMs + windowMs}, ${hits}) ` +
-        `ON CONFLICT (bucket, window_start_ms, window_end_ms) DO UPDATE SET hits = c.hits + EXCLUDED.hits RETURNING c.hits; COMMIT`;
+        `INSERT INTO rate_limit_counters AS c (bucket, window_start_ms, window_end_ms, hits) VALUES ${values} ` +
+        `ON CONFLICT (bucket, window_start_ms, window_end_ms) DO UPDATE SET hits = c.hits + EXCLUDED.hits ` +
+        `RETURNING c.bucket, c.window_start_ms, c.window_end_ms, c.hits; COMMIT`;
       // A multi-statement query answers with one result per statement.
-      const results = (await client.query(statement)) as unknown as Array<pg.QueryResult<{ hits: string }>>;
-      const row = results.find((result) => result.command === 'INSERT')?.rows[0];
-      if (row === undefined) throw new Error('rate-limit UPSERT returned no row');
-      return Number(row.hits);
+      const results = (await client.query(statement)) as unknown as Array<pg.QueryResult<{ bucket: string; window_start_ms: string; window_end_ms: string; hits: string }>>;
+      const returned = results.find((result) => result.command === 'INSERT')?.rows ?? [];
+      const totals = new Map(returned.map((row) => [`${row.bucket}\u0000${row.window_start_ms}\u0000${row.window_end_ms}`, Number(row.hits)]));
+      // A counter's total after this statement, less what the increments after this one (of the same counter, in
+      // the order given) added: each increment learns its own place.
+      const later = new Map<string, number>();
+      const answers: number[] = new Array<number>(increments.length);
+      for (let index = increments.length - 1; index >= 0; index -= 1) {
+        const key = keyOf(increments[index]!);
+        const total = totals.get(key);
+        if (total === undefined) throw new Error('rate-limit UPSERT returned no row for a counter');
+        const after = later.get(key) ?? 0;
+        answers[index] = total - after;
+        later.set(key, after + increments[index]!.hits);
+      }
+      return answers;
     } catch (error) {
       // The statement may have failed inside its BEGIN: the connection's transaction state is unknown, drop it.
       broken = error instanceof Error ? error : new Error(String(error));

@@ -7,7 +7,8 @@ describe('loadConfig', () => {
   it('defaults to the embedded database, loopback and port 8080', () => {
     expect(loadConfig({})).toEqual({ databaseUrl: undefined, databaseSessionUrl: undefined, dataDir: path.resolve('data'), host: '127.0.0.1', port: 8080, logLevel: 'info', signingKeysJson: undefined, signingKeyFile: undefined,
       smtpUrl: undefined, smtpFrom: 'svc <no-reply@localhost>',
-      rateLimitPerMinute: 600, rateLimitPublicPerMinute: 120, redisUrl: undefined, validateResponses: false, webhookAllowPrivateDestinations: false });
+      rateLimitPerMinute: 600, rateLimitPublicPerMinute: 120, redisUrl: undefined, validateResponses: false, webhookAllowPrivateDestinations: false,
+      groupCommit: { enabled: true, windowMs: 2, groupSizeMax: 16 } });
   });
 
   it('treats an empty DATABASE_URL as unset', () => {
@@ -29,6 +30,7 @@ describe('loadConfig', () => {
       SVC_RATE_LIMIT_PER_MINUTE: '5', SVC_RATE_LIMIT_PUBLIC_PER_MINUTE: ' 1000000000 ', REDIS_URL: 'rediss://default:pw@redis.example.com:6380/2',
       SVC_SECRETS_KEY: secretsKey, SVC_METRICS_TOKEN: metricsToken, SVC_METRICS_PORT: '9464', SVC_METRICS_HOST: '0.0.0.0', SVC_VALIDATE_RESPONSES: '1',
       SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '2500',
+      SVC_GROUP_COMMIT: 'off', SVC_GROUP_COMMIT_WINDOW_MS: '5', SVC_GROUP_COMMIT_SIZE: '32',
     })).toEqual({
       databaseUrl: 'postgresql://u@h/db', databaseSessionUrl: 'postgres://u@h:5433/db', dataDir: '/tmp/x', host: '0.0.0.0', port: 9000, logLevel: 'debug',
       signingKeysJson: '{"keys":[]}', signingKeyFile: '/etc/svc/keys.json',
@@ -36,6 +38,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 5, rateLimitPublicPerMinute: 1_000_000_000, redisUrl: 'rediss://default:pw@redis.example.com:6380/2',
       secretsKey, metricsToken, metricsPort: 9464, metricsHost: '0.0.0.0', validateResponses: true,
       webhookAllowPrivateDestinations: true, webhookAttemptTimeoutMs: 2500,
+      groupCommit: { enabled: false, windowMs: 5, groupSizeMax: 32 },
     });
   });
 
@@ -60,6 +63,9 @@ describe('loadConfig', () => {
     [{ REDIS_URL: '127.0.0.1:6379' }, /REDIS_URL/],
     [{ SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'yes' }, /SVC_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS/],
     [{ SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS: '10' }, /SVC_WEBHOOK_ATTEMPT_TIMEOUT_MS/],
+    [{ SVC_GROUP_COMMIT: 'yes' }, /SVC_GROUP_COMMIT must be "on" or "off"/],
+    [{ SVC_GROUP_COMMIT_WINDOW_MS: '51' }, /SVC_GROUP_COMMIT_WINDOW_MS/],
+    [{ SVC_GROUP_COMMIT_SIZE: '0' }, /SVC_GROUP_COMMIT_SIZE/],
   ])('rejects %o', (environment, message) => {
     expect(() => loadConfig(environment)).toThrow(message);
   });

@@ -74,11 +74,15 @@ export async function engineMutation<Body = unknown>(
       idempotencyKey: typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : undefined,
     });
   };
+  // Every command on one intent may commit in a group with others of its tenant (src/engine/group-commit.ts); the
+  // sandbox bootstrap, which writes the tenant's own sandbox set-up, runs alone.
+  const intentId = (request.params as { intent_id?: unknown } | undefined)?.intent_id;
+  const group = command === 'sandboxBootstrap' ? undefined : { intentId: typeof intentId === 'string' ? intentId : undefined };
   const result = await runIdempotent(
     app.database,
     request,
     // The proof is checked on replays too: a stored answer (a capability token, say) is only for the agent.
-    { tenantId: principal.tenantId, operation, ...(purpose === null ? {} : { guard: (tx: Queryable) => checkRecognition(tx, purpose) }) },
+    { tenantId: principal.tenantId, operation, group, ...(purpose === null ? {} : { guard: (tx: Queryable) => checkRecognition(tx, purpose) }) },
     (tx) => work(tx, principal),
   );
   reply.code(result.status);

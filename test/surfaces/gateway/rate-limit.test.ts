@@ -192,6 +192,53 @@ describe('the limiter against the Postgres store', () => {
     expect(store.calls).toBe(callsBefore);
   });
 
+  it('counts the concurrent requests of many buckets in one statement, each bucket exactly', async () => {
+    const inner = new PostgresRateLimitStore(db.pool);
+    let statements = 0;
+    let buckets = 0;
+    const store: RateLimitStore = {
+      increment: (...args) => {
+        statements += 1;
+        buckets += 1;
+        return inner.increment(...args);
+      },
+      incrementMany: (increments) => {
+        statements += 1;
+        buckets += increments.length;
+        return inner.incrementMany(increments);
+      },
+    };
+    const limiter = new RateLimiter(store);
+    const policy: RateLimitPolicy = { name: 'credential', quota: 7, windowSeconds: 3600 };
+    await awayFromWindowEnd(3600);
+    const subjects = Array.from({ length: 12 }, (_, index) => `key_many_${index}`);
+    // Ten requests of each of twelve keys, all in flight at once.
+    const decisions = await Promise.all(subjects.flatMap((subject) => Array.from({ length: 10 }, () => limiter.hit(policy, subject).then((decision) => ({ subject, decision })))));
+    for (const subject of subjects) {
+      const admitted = decisions.filter((entry) => entry.subject === subject && entry.decision.allowed);
+      // Exactly the quota per key, each admitted request with its own place in its key's counter.
+      expect(admitted.map((entry) => entry.decision.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 7 }, (_, index) => index));
+    }
+    // The first request's key went alone; everything that arrived while it was in flight went in one more statement.
+    expect(statements).toBeLessThanOrEqual(3);
+    expect(buckets).toBeGreaterThan(statements);
+    const stored = await db.system(async (tx) =>
+      (await tx.query<{ hits: string }>(`SELECT hits FROM rate_limit_counters WHERE bucket LIKE 'credential:key_many_%' ORDER BY bucket`)).rows.map((row) => Number(row.hits)),
+    );
+    expect(stored).toEqual(subjects.map(() => 10));
+  });
+
+  it('gives each increment of one counter in one statement its own total', async () => {
+    const store = new PostgresRateLimitStore(db.pool);
+    const windowStartMs = 1_000 * 3600;
+    const totals = await store.incrementMany([
+      { bucket: 'credential:key_twice', windowStartMs, windowMs: 3_600_000, hits: 2 },
+      { bucket: 'credential:key_once', windowStartMs, windowMs: 3_600_000, hits: 5 },
+      { bucket: 'credential:key_twice', windowStartMs, windowMs: 3_600_000, hits: 3 },
+    ]);
+    expect(totals).toEqual([2, 5, 5]);
+  });
+
   it('shares one counter between two limiters (two processes\' worth) on one database', async () => {
     const policy: RateLimitPolicy = { name: 'credential', quota: 15, windowSeconds: 3600 };
     const limiters = [new RateLimiter(new PostgresRateLimitStore(db.pool)), new RateLimiter(new PostgresRateLimitStore(db.pool))];
