@@ -319,7 +319,13 @@ export type ResolveBody = Static<typeof ResolveBody>;
 export const ResolveAnswer = Type.Object(
   {
     ...Intent.properties,
-    settlement: Type.Object({ action: Type.String(), reason: Type.String(), transaction_id: Type.String() }),
+    settlement: Type.Object({
+      action: Type.String(),
+      reason: Type.String(),
+      transaction_id: Type.String(),
+      released_cents: Type.Integer({ minimum: 0, description: 'The part paid to the payee.' }),
+      refunded_cents: Type.Integer({ minimum: 0, description: 'The part returned to the principal.' }),
+    }),
     resolution: Type.Object(
       {
         resolution: Type.Enum(reviewResolutions),

@@ -175,7 +175,9 @@ describe('critical_hold', () => {
     // An agent may not resolve; a split names a part strictly inside the amount; an operator resolves it as a split.
     expect((await send('POST', `/harbor/intents/${intentId}/review/resolve`, { resolution: 'release' }, agentKey)).statusCode).toBe(403);
     for (const refused of [{ resolution: 'split' }, { resolution: 'split', released_cents: 250 }, { resolution: 'release', released_cents: 120 }]) {
-      expect((await send('POST', `/harbor/intents/${intentId}/review/resolve`, refused, operatorKey)).json().error.code).toBe('settlement.released_amount_invalid');
+      const answer = await send('POST', `/harbor/intents/${intentId}/review/resolve`, refused, operatorKey);
+      expect(answer.statusCode, answer.body).toBe(422);
+      expect(answer.json().error.code).toBe('settlement.released_amount_invalid');
     }
     const resolved = await ok('POST', `/harbor/intents/${intentId}/review/resolve`, { resolution: 'split', released_cents: 120, note: 'Reviewed: 120 of 250 delivered.' }, operatorKey);
     expect(resolved).toMatchObject({

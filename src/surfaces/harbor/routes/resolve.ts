@@ -1,5 +1,5 @@
 // POST /harbor/intents/{id}/review/resolve: an operator resolves an intent the release gate held
-// (docs/release-gate.md#resolving-a-hold) as a release or a refund, with the signed receipt of the resolution.
+// (docs/release-gate.md#resolving-a-hold) as a release, a refund or a split, with the signed receipt of the resolution.
 import { authenticatedBodyErrors, IdempotencyHeaders } from '../../../contracts/common.ts';
 import { IntentIdParams } from '../../../contracts/intents.ts';
 import { ResolveAnswer, ResolveBody } from '../../../contracts/review.ts';
@@ -11,11 +11,11 @@ import { presentIntent } from '../present-intent.ts';
 export const resolveRoute: EngineRouteDefinition = (app, route) =>
   route({
     schema: {
-      summary: 'Resolve a held intent: release or refund, with a signed resolution receipt',
+      summary: 'Resolve a held intent: release, refund or split, with a signed resolution receipt',
       params: IntentIdParams,
       body: ResolveBody,
       headers: IdempotencyHeaders,
-      response: { 200: ResolveAnswer, ...authenticatedBodyErrors(404, 409) },
+      response: { 200: ResolveAnswer, ...authenticatedBodyErrors(404, 409, 422) },
     },
     handler: async (request, reply) =>
       engineMutation<ResolveAnswer>(app, request, reply, async (tx, principal) => {
@@ -24,7 +24,13 @@ export const resolveRoute: EngineRouteDefinition = (app, route) =>
           status: 200,
           body: {
             ...presentIntent(done.settlement.intent),
-            settlement: { action: done.settlement.action, reason: done.settlement.reason, transaction_id: done.settlement.transactionId },
+            settlement: {
+              action: done.settlement.action,
+              reason: done.settlement.reason,
+              transaction_id: done.settlement.transactionId,
+              released_cents: done.settlement.releasedCents,
+              refunded_cents: done.settlement.refundedCents,
+            },
             resolution: {
               resolution: done.resolution,
               released_cents: done.releasedCents,
