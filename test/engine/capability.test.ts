@@ -132,7 +132,7 @@ describe('GET /harbor/intents/{id}/budget', () => {
     const budget = async (key = acme.adminKey) => app.inject({ url: `/harbor/intents/${intentId}/budget`, headers: bearer(key) });
     expect((await budget()).json()).toEqual({
       object: 'intent_budget', tenant_id: acme.tenantId, intent_id: intentId, state: 'funded', currency: 'usd',
-      amount_cents: 500, reserved_cents: 0, consumed_cents: 0, remaining_cents: 500,
+      amount_cents: 500, reserved_cents: 0, consumed_cents: 0, remaining_cents: 500, released_cents: null, refunded_cents: null,
     });
     const first = (await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 120 })).json();
     await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 100 });
