@@ -79,6 +79,7 @@ describe('materialized rules with default parameters', () => {
         { name: 'status_path', type: 'string[]', default: ['status'] },
         { name: 'expected_status', type: 'string', default: 'completed' },
         { name: 'cost_path', type: 'string[]', default: ['cost_cents'] },
+        { name: 'release_mode', type: 'string', default: 'full' },
       ],
     });
     expect(catalog.find((entry) => entry.template_id === 'true_v1')?.parameters).toEqual([]);
@@ -165,7 +166,7 @@ describe('parameter errors name the parameter', () => {
 
   it('an unknown parameter lists the known ones', () => {
     const error = thrownServiceError(() => materializeTemplate('completion_budget_v1', { budget_path: ['x'] }));
-    expect(error.details).toEqual({ parameter: 'budget_path', reason: 'unknown parameter of completion_budget_v1', supported: ['status_path', 'expected_status', 'cost_path'] });
+    expect(error.details).toEqual({ parameter: 'budget_path', reason: 'unknown parameter of completion_budget_v1', supported: ['status_path', 'expected_status', 'cost_path', 'release_mode'] });
   });
 
   it('parameters that are each valid but together too large give the document size error', () => {

@@ -30,7 +30,8 @@ const sequence = (...answers: (ScriptedAnswer | 'destroy')[]) => (_request: unkn
 
 const intentPath = `/harbor/intents/${intentIdFixture}`;
 const confirmPath = `${intentPath}/settlement/confirm`;
-const settled = () => json(200, { ...intentFixture({ state: 'released' }), settlement: { action: 'release', reason: 'predicate_passed', transaction_id: 'x' } });
+const settled = () =>
+  json(200, { ...intentFixture({ state: 'released', released_cents: 500, refunded_cents: 0 }), settlement: { action: 'release', reason: 'predicate_passed', transaction_id: 'x', released_cents: 500, refunded_cents: 0 } });
 
 describe('GET', () => {
   it('retries 500 and 503 with exponential backoff and jitter, up to 3 attempts', async () => {

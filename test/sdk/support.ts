@@ -120,6 +120,7 @@ export function intentFixture(overrides: Record<string, unknown> = {}): Record<s
     budget: { max: 500 }, evidence_schema: { type: 'object' }, deadline: '2030-01-02T15:04:05Z', predicate_dsl: { version: 1, root: { op: 'true' } },
     predicate_ref: '', policy_binding: null, settlement_rail: 'x402_usdc_base', allowed_tools: ['search.web'], completion_preset_id: null,
     predicate_passed: null, created_at: '2030-01-01T00:00:00.000Z', funded_at: null, evidence_recorded_at: null, settled_at: null,
+    release_mode: 'full', released_cents: null, refunded_cents: null,
     ...overrides,
   };
 }
