@@ -211,7 +211,7 @@ export const body: CreateBody = {
   payee_did: 'did:key:z6Mk', payee_pubkey: 'AAAA', budget: {}, currency: 'usd', amount_cents: 500, evidence_schema: {},
   deadline: '2030-01-01T00:00:00Z', settlement_rail: 'x402_usdc_base', signing_version: 7, allowed_tools: ['search'],
 };
-export function stateOf(intent: Intent): 'open' | 'funded' | 'evidence_recorded' | 'released' | 'refunded' { return intent.state; }
+export function stateOf(intent: Intent): 'open' | 'funded' | 'evidence_recorded' | 'released' | 'refunded' | 'resolved_split' { return intent.state; }
 export function ids(list: IntentList): string[] { return list.data.map((intent) => intent.intent_id); }
 export function codeOf(refusal: NotFound): string { return refusal.error.code; }
 `;
