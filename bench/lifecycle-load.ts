@@ -33,21 +33,29 @@ export interface BenchTenant {
 
 /** Signs intents of one principal to one payee, ahead of the window that spends them; with several tenants,
  * round-robin over them. */
+/** A policy version intents are bound to, as signedCreateBody takes it. */
+export interface BenchPolicy { templateId: string; versionSeq: number; contentDigestHex: string; materializedPredicate: Record<string, unknown> }
+
 export class IntentFactory {
   readonly #tenants: readonly BenchTenant[];
   readonly #principal: Party = party('did:principal:bench');
   readonly #payee: Party = party('did:payee:bench');
   #next = 0;
 
-  constructor(tenants: readonly BenchTenant[]) {
+  readonly #policy: BenchPolicy | undefined;
+
+  /** With `policy`, each intent is bound (v7) to that policy version: the split bench binds one side to a metered
+   * version (the evidence's 120 cents of 500 then settle as a split) and the other to a full one. */
+  constructor(tenants: readonly BenchTenant[], policy?: BenchPolicy) {
     this.#tenants = tenants;
+    this.#policy = policy;
   }
 
   prepare(count: number): PreparedIntent[] {
     const prepared: PreparedIntent[] = [];
     for (let index = 0; index < count; index += 1) {
       const { tenantId, apiKey } = this.#tenants[this.#next++ % this.#tenants.length]!;
-      const create = signedCreateBody({ tenantId, principal: this.#principal, payee: this.#payee });
+      const create = signedCreateBody({ tenantId, principal: this.#principal, payee: this.#payee, ...(this.#policy ? { policy: this.#policy } : {}) });
       const intentId = create['intent_id'] as string;
       const evidence = signedEvidenceBody({ tenantId, intentId, payee: this.#payee, payload: { status: 'completed', cost_cents: 120 } });
       prepared.push({ authorization: `Bearer ${apiKey}`, intentId, createBody: JSON.stringify(create), evidenceBody: JSON.stringify(evidence) });

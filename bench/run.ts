@@ -8,6 +8,7 @@ import { selectedEntries as only } from './options.ts';
 import { run as predicate } from './predicate-bench.ts';
 import { run as principal } from './principal-bench.ts';
 import { run as receipts } from './receipts-bench.ts';
+import { run as split } from './split-bench.ts';
 import { run as signing } from './signing-bench.ts';
 import { run as standing } from './standing-bench.ts';
 
@@ -17,6 +18,7 @@ const entries: Array<[string, BenchEntry]> = [
   ['signing', signing],
   ['lifecycle', lifecycle],
   ['receipts', receipts],
+  ['split', split],
   ['standing', standing],
 ];
 

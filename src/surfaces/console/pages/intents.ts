@@ -24,6 +24,10 @@ export interface IntentView {
   funded_at: string | null;
   evidence_recorded_at: string | null;
   settled_at: string | null;
+  /** Once settled: the parts to the payee and back to the principal (docs/engine.md#the-split-rule). */
+  released_cents: number | null;
+  refunded_cents: number | null;
+  release_mode: 'full' | 'metered';
   deadline: string;
   predicate_dsl: unknown;
   predicate_passed: boolean | null;
@@ -66,7 +70,7 @@ const intentIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 
 /** A state in words (`evidence recorded`); the filter, the badges and the overview name every state of the lifecycle
  * table (src/engine/lifecycle.ts) this way. */
-export const stateLabel = (state: IntentState): string => state.replace('_', ' ');
+export const stateLabel = (state: IntentState): string => state.replaceAll('_', ' ');
 export const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
 
 const stateBadge = (state: IntentState) => html`<span class="badge state-${state}" data-testid="state">${stateLabel(state)}</span>`;
@@ -274,7 +278,8 @@ ${field({ name: 'cost_cents', label: 'Cost in cents', type: 'number', value: Str
     html`${errorBox(outcome.error, context.request.id)}${outcomeBox}
 <dl class="facts">
 <dt>State</dt><dd>${stateBadge(intent.state)}</dd>
-<dt>Amount</dt><dd>${money(intent.amount_cents, intent.currency)}</dd>
+<dt>Amount</dt><dd>${money(intent.amount_cents, intent.currency)}${intent.release_mode === 'metered' ? ' (metered: a pass releases the cost)' : ''}</dd>
+${intent.released_cents === null ? html`` : html`<dt>Settled</dt><dd data-testid="settled-parts">${money(intent.released_cents, intent.currency)} to the payee, ${money(intent.refunded_cents ?? 0, intent.currency)} back to the principal</dd>`}
 <dt>Rail</dt><dd>${intent.settlement_rail}</dd>
 <dt>Principal</dt><dd>${intent.principal_did}</dd>
 <dt>Operator (payee)</dt><dd>${intent.payee_did}</dd>
