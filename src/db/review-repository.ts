@@ -1,4 +1,4 @@
-// Review holds (docs/release-gate.md, migrations/0030_review_holds.sql): the tenant's release gate, the signals found
+// Review holds (docs/release-gate.md, migrations/0031_review_holds.sql): the tenant's release gate, the signals found
 // at releases, the holds and their resolutions, and the reviewers' events; and the counts the fraud metrics read.
 import type { Queryable, Statement } from '../infra/database.ts';
 

@@ -53,6 +53,8 @@ describe('settlement configuration', () => {
       object: 'settlement_config', environment: 'sandbox', ...sandboxBody, updated_at: expect.any(String),
       // The live rails' endpoints and whether their secrets are set (docs/rails.md#live-rails).
       x402_facilitator_url: null, x402_facilitator_api_key_set: false, mpp_processor_url: null, mpp_processor_secret_key_set: false,
+      // x402's escrow flow (docs/rails.md): the scheme, the facilitator's operator address and our consent key.
+      x402_scheme: null, x402_capture_authorizer: null, x402_receiver_authorizer_key_set: false,
     });
     expect(Date.parse(body.updated_at)).not.toBeNaN();
     const read = await get(sandbox.adminKey);
