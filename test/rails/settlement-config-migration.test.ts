@@ -9,7 +9,6 @@ import { Database } from '../../src/infra/database.ts';
 import { migrate, readMigrations } from '../../src/infra/migrate.ts';
 import { SecretBox, secretContext } from '../../src/infra/secret-box.ts';
 import { presentSettlementConfig } from '../../src/rails/settlement-config.ts';
-import { createTenant } from '../../src/services/tenant-service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 /** Found by its name, so that renumbering the migration changes nothing here. */
@@ -41,10 +40,9 @@ beforeAll(async () => {
   await migrateBefore(database.connection, perRailVersion);
   db = new Database({ ...database.connection, max: 2 });
   // Three tenants in the old columns: both rails live with both secrets, x402 alone in sandbox, MPP with sessions.
-  await createTenant(db, 'both-live', 'live');
-  await createTenant(db, 'x402-sandbox', 'sandbox');
-  await createTenant(db, 'mpp-sessions', 'sandbox');
   await db.system(async (tx) => {
+    // The tenants as rows of that schema: the service's tenant creation writes tables that come later (the event log).
+    await tx.query(`INSERT INTO tenants (tenant_id, tenant_uuid, environment) VALUES ('both-live', gen_random_uuid(), 'live'), ('x402-sandbox', gen_random_uuid(), 'sandbox'), ('mpp-sessions', gen_random_uuid(), 'sandbox')`);
     await tx.query(
       `INSERT INTO settlement_configs (tenant_id, rails, x402_address, mpp_profile_id, processor_destination, x402_facilitator_url, mpp_processor_url,
          x402_facilitator_api_key_sealed, mpp_processor_secret_key_sealed, updated_at)
@@ -77,6 +75,8 @@ describe('the migration to settlement configuration per rail', () => {
       x402_address: address, mpp_profile_id: 'profile_live1', mpp_session_enabled: false, settlement_network_recipient: null, processor_destination: 'acct_1Live',
       x402_facilitator_url: 'https://facilitator.example.com', x402_facilitator_api_key_set: true,
       mpp_processor_url: 'https://processor.example.com', mpp_processor_secret_key_set: true,
+      // Fields the columns never had (x402's escrow flow) answer as unset.
+      x402_scheme: null, x402_capture_authorizer: null, x402_receiver_authorizer_key_set: false,
       updated_at: '2026-11-20T10:00:00.000Z',
     });
     expect(presentSettlementConfig('sandbox', (await read('x402-sandbox'))!)).toMatchObject({
