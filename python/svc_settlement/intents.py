@@ -301,13 +301,15 @@ def submit_evidence_flow(
 
 
 def confirm_flow(core: ClientCore, intent_id: str, expected_action: str | None = None, idempotency_key: str | None = None) -> Flow[dict[str, Any]]:
-    """Carries out what the stored evaluation implies: release (rule passed) or refund (failed, or deadline passed).
+    """Carries out what the stored evaluation implies: release (rule passed), a split (a metered rule), or refund (failed,
+    or deadline passed); a release the release gate holds answers the intent held, with `review_hold`.
     `expected_action` is a guard: the engine refuses (409, nothing moved) when the rule implies the other action."""
     path = intent_path(intent_id, "/settlement/confirm")
     body = {} if expected_action is None else {"expected_action": expected_action}
     response = yield from core.mutate(path, RecognitionPurposes.SETTLEMENT_CONFIRM, body, idempotency_key)
     intent = _intent_of(core, response, intent_id)
-    core.require_fields(intent, response, {"settlement": dict})
+    # A release the tenant's release gate held for review answers `review_hold` instead of `settlement`.
+    core.require_fields(intent, response, {"review_hold": dict} if "review_hold" in intent else {"settlement": dict})
     return intent
 
 

@@ -22,7 +22,7 @@ def test_the_example_prints_the_typescript_steps(live_server):
     completed = subprocess.run([sys.executable, "-B", str(PYTHON_EXAMPLE)], capture_output=True, text=True, env=environment, timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
     titles = re.findall(r"^\d+\. (.+)$", completed.stdout, re.MULTILINE)
-    assert len(typescript_step_titles()) == 8
+    assert len(typescript_step_titles()) == 9
     assert titles == typescript_step_titles()
     assert "402 challenge: pay" in completed.stdout
     assert "signature valid, chain matches" in completed.stdout

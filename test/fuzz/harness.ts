@@ -2,7 +2,7 @@
 // with every route listed as it registers, tenants with keys of every role, console sessions and a few real
 // objects, one fast-check arbitrary of requests over all routes (the console's forms included), and the check every
 // answer must pass.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import fc from 'fast-check';
@@ -93,7 +93,12 @@ export async function startHarness(connection: pg.PoolConfig): Promise<Harness> 
     }
   });
   // Rate limits would turn most of a run into 429s; they have their own tests.
-  await instance.register(serviceApp, { connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true, rateLimit: { perCredential: 1e9, perAddress: 1e9 } });
+  // With a secrets key, as a deployment that stores rail and webhook secrets has one (docs/operations.md): the routes
+  // that seal a secret are exercised, not refused for the missing key.
+  await instance.register(serviceApp, {
+    connection, gatewayKeys: ephemeralKeyring(), maintenance: false, validateResponses: true, rateLimit: { perCredential: 1e9, perAddress: 1e9 },
+    secretsKey: randomBytes(32).toString('base64'),
+  });
   await instance.ready();
   routes.sort((left, right) => `${left.url} ${left.method}`.localeCompare(`${right.url} ${right.method}`));
 
