@@ -69,14 +69,15 @@ export async function settleIntent(
 ): Promise<Settlement> {
   const nowMs = options.nowMs ?? Date.now();
   const decision = decideSettlement(intent, nowMs, options.command);
-  if (options.expectedAction !== undefined && options.expectedAction !== decision.action) {
-    // Refused before anything is written: confirm's guard against settling another way.
-    throw new ServiceError('intent.invalid_state', {
-      message: `The release rule implies ${decision.action}, not ${options.expectedAction}.`,
-      details: { implied_action: decision.action },
-    });
-  }
+  assertExpectedAction(decision.action, options.expectedAction);
   return writeSettlement(tx, intent, decision, effects, { ...options, nowMs });
+}
+
+/** Refused before anything is written: confirm's guard against settling another way than the rule implies. */
+function assertExpectedAction(action: SettlementAction, expected: SettlementAction | undefined): void {
+  if (expected !== undefined && expected !== action) {
+    throw new ServiceError('intent.invalid_state', { message: `The release rule implies ${action}, not ${expected}.`, details: { implied_action: action } });
+  }
 }
 
 /**
@@ -154,13 +155,7 @@ export async function settleOrHold(
 ): Promise<Settlement | Hold> {
   const { command, nowMs = Date.now(), toolCall } = options;
   const decision = decideSettlement(intent, nowMs, command);
-  if (options.expectedAction !== undefined && options.expectedAction !== decision.action) {
-    // Refused before anything is written: confirm's guard against settling another way.
-    throw new ServiceError('intent.invalid_state', {
-      message: `The release rule implies ${decision.action}, not ${options.expectedAction}.`,
-      details: { implied_action: decision.action },
-    });
-  }
+  assertExpectedAction(decision.action, options.expectedAction);
   // A release, whole or in part, meets the gate; a refund never does.
   if (decision.action !== 'refund' && effects.releaseGate !== undefined) {
     const { config, facts } = await effects.releaseGate(tx, intent);
