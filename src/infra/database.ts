@@ -60,6 +60,10 @@ export interface DatabaseConfig extends pg.PoolConfig {
    * session state such as prepared statements would be shared, and outlive the connection that made it, so none
    * is kept. */
   readonly sharedSession?: boolean;
+  /** True for the embedded database alone: one process holds it, its connections are one session, and a transaction
+   * left open on one of them holds up every other until it ends. Behind a pooler in transaction mode sessions are
+   * shared too (sharedSession), but many replicas may use the database and an open transaction holds up no one. */
+  readonly heldByOneProcess?: boolean;
 }
 
 /** What Postgres shows as `application_name` for the pool's connections (a connection string may set another). */
@@ -67,14 +71,15 @@ export const poolApplicationName = 'svc';
 
 export class Database {
   readonly pool: pg.Pool;
-  /** Every connection is the one session of the embedded database (DatabaseConfig.sharedSession): one process holds
-   * it, and a transaction left open on one connection holds up every other until it ends. */
+  /** Connections keep no session state of their own (DatabaseConfig.sharedSession). */
   readonly sharedSession: boolean;
+  /** The embedded database (DatabaseConfig.heldByOneProcess): one process, and one session behind every connection. */
+  readonly heldByOneProcess: boolean;
   readonly #prepareStatements: boolean;
   /** Pooled clients whose connection failed, with the error: never handed back to the pool. */
   readonly #lostConnections = new WeakMap<pg.PoolClient, Error>();
 
-  constructor({ sharedSession = false, ...config }: DatabaseConfig) {
+  constructor({ sharedSession = false, heldByOneProcess = false, ...config }: DatabaseConfig) {
     this.pool = new pg.Pool({
       max: databasePoolSizeMax,
       statement_timeout: databaseStatementTimeoutMs,
@@ -83,8 +88,9 @@ export class Database {
       application_name: poolApplicationName,
       ...config,
     });
-    this.sharedSession = sharedSession;
-    this.#prepareStatements = !sharedSession;
+    this.sharedSession = sharedSession || heldByOneProcess;
+    this.heldByOneProcess = heldByOneProcess;
+    this.#prepareStatements = !this.sharedSession;
     // An idle client that loses its connection emits here, and pg-pool drops it.
     this.pool.on('error', () => {});
     // A client in use has no listener of pg-pool's (it removes its own at check-out), and an 'error' event without

@@ -60,6 +60,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
       user: 'postgres',
       database: 'postgres',
       sharedSession: true,
+      heldByOneProcess: true,
     };
     // The multiplexer serializes statements; more pool connections than this only queue.
     const runtime: RuntimeFile = { pid: process.pid, connection: { ...connection, max: 8 } };

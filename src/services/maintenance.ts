@@ -89,8 +89,9 @@ export async function runMaintenance(
   };
   // The embedded database is held by one process, so no other pass can run beside this one; and there, a transaction
   // kept open on one connection would hold up the pass's own work on the others (one session behind the socket
-  // multiplexer) for ever, and every request with it.
-  if (database.sharedSession) return pass();
+  // multiplexer) for ever, and every request with it. Behind a pooler (sessions shared too, but many replicas) the
+  // lock is needed, and taken below.
+  if (database.heldByOneProcess) return pass();
   // The lock belongs to a transaction kept open for the whole pass, on a connection of its own, not to the session:
   // behind a pooler in transaction mode (docs/deploy.md) a session lock would stay on whichever server session took
   // it, where the next client of that session, another replica's pass included, would find it already its own. The

@@ -10,7 +10,9 @@ import { call, type HttpAnswer } from '../helpers/http-client.ts';
 import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
-const batchSize = 24;
+// Group commit answers a whole group at once, so the batch must span many groups for the first answer to come back
+// while others are still in flight: small groups (4) and a batch twelve groups long.
+const batchSize = 48;
 let database: TestDatabase;
 let db: Database;
 let tenant: TestTenant;
@@ -30,7 +32,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const start = () => startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn' });
+const start = () => startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SVC_GROUP_COMMIT_SIZE: '4' });
 
 interface Step {
   readonly path: string;

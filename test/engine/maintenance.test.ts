@@ -1,6 +1,6 @@
 // The maintenance pass forgets what has outlived its use, and only that: expired sign-in challenges and SSO states
 // a day past expiry go, fresh ones stay. (Expired intents and idempotency records are covered in lifecycle and
-// rate-limit tests.) One replica at a time: a second concurrent pass does nothing.
+// rate-limit tests.) One replica at a time, behind a pooler too: a second concurrent pass does nothing.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Database } from '../../src/infra/database.ts';
@@ -69,4 +69,18 @@ it('deletes sign-in challenges and SSO states a day past expiry, keeps the rest,
   expect(remaining.challenges).toEqual([recent.challenge]);
   expect(remaining.states).toEqual([recent.state]);
   expect(remaining.challenges).not.toContain(old.challenge);
+});
+
+it('takes its lock behind a pooler too, where sessions are shared but many replicas use the database', async () => {
+  const pooled = new Database({ ...database.connection, sharedSession: true, max: 2 });
+  const other = await db.pool.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query('SELECT pg_advisory_xact_lock(7213402118)');
+    expect(await runMaintenance(pooled, engineEffects(ephemeralKeyring()))).toMatchObject({ ran: false });
+  } finally {
+    await other.query('ROLLBACK');
+    other.release();
+    await pooled.close();
+  }
 });
