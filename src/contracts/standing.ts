@@ -41,8 +41,8 @@ export const PortfolioSummary = Type.Object(
      * stays exact). */
     total_receipted_volume_cents: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
     volume_by_currency: Type.Array(CurrencyVolume),
-    /** The service has no operator review: always 0. */
-    operators_under_review: Type.Literal(0),
+    /** Operators with a review hold waiting for a resolution (docs/release-gate.md). */
+    operators_under_review: Type.Integer({ minimum: 0 }),
   },
   { additionalProperties: false },
 );
@@ -79,7 +79,8 @@ export const OperatorExplanation = Type.Object(
     summary: Type.String(),
     /** The operator's metrics, as in its receipt (docs/standing.md#metrics). */
     metrics: AnyObject('The operator\'s metrics, as in its signed receipt.'),
-    under_review: Type.Literal(false),
+    /** Whether a review hold of the operator waits for a resolution (docs/release-gate.md). */
+    under_review: Type.Boolean(),
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@
 import type { Queryable } from '../infra/database.ts';
 import type { SqlText } from '../infra/sql-literals.ts';
 import { safeIntegerOf } from './safe-integer.ts';
+import { commitLocks } from './commit-locks.ts';
 
 export interface LedgerHead {
   readonly lastLedgerSeq: number;
@@ -101,7 +102,7 @@ export interface NewLedgerTransaction {
  * appends the rows after it and moves it, all inside Postgres, so the lock is never held across a round trip.
  */
 export function queueLedgerPost(tx: Queryable, tenantId: string, transaction: NewLedgerTransaction): void {
-  tx.beforeCommitMerged(`ledger_post\u0000${tenantId}`, transaction, (transactions) => ledgerPostStatement(tenantId, transactions));
+  tx.beforeCommitMerged(`ledger_post\u0000${tenantId}`, transaction, (transactions) => ledgerPostStatement(tenantId, transactions), commitLocks.ledgerHead);
 }
 
 /** One posting: ledger_post. Several (the postings of a group commit, docs/engine.md "Group commit"): one call of

@@ -309,6 +309,16 @@ export async function operatorKnown(tx: Queryable, tenantId: string, operatorDid
   return rows[0]!.known;
 }
 
+/** The operators with a hold still waiting for a resolution: how many, or (given one) whether that one is. */
+export async function countOperatorsUnderReview(tx: Queryable, tenantId: string, operatorDid?: string): Promise<number> {
+  const { rows } = await tx.query<{ operators: number }>(
+    `SELECT count(DISTINCT operator_did)::int AS operators FROM review_holds
+      WHERE tenant_id = $1 AND resolution IS NULL AND ($2::text IS NULL OR operator_did = $2)`,
+    [tenantId, operatorDid ?? null],
+  );
+  return rows[0]!.operators;
+}
+
 export interface ReviewCounts {
   readonly flaggedOperators: number;
   readonly signalsBySeverity: Readonly<Record<'critical' | 'high' | 'elevated', number>>;

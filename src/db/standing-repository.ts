@@ -2,6 +2,7 @@
 // rows and per-UTC-day rows, added to in the settling transaction and recomputed from the intents by a rebuild.
 import type { IntentState } from '../contracts/intents.ts';
 import type { Queryable } from '../infra/database.ts';
+import { standingRowsLock } from './commit-locks.ts';
 
 /** A split counts as a delivery (`released_count`, and `split_count` among them), its parts added to the released
  * and refunded sums. */
@@ -61,8 +62,12 @@ function toRow(row: Record<string, unknown>): StandingAggregateRow {
 }
 
 /** Queues one settled intent's contribution to travel with COMMIT, after the transition and the ledger posting. */
-export function queueStandingSettlement(tx: Queryable, tenantId: string, intentId: string, outcome: StandingOutcome): void {
-  tx.beforeCommit({ text: 'SELECT standing_record_settlement($1, $2, $3)', values: [tenantId, intentId, outcome] });
+export function queueStandingSettlement(
+  tx: Queryable,
+  intent: { readonly tenantId: string; readonly intentId: string; readonly payeeDid: string; readonly currency: string },
+  outcome: StandingOutcome,
+): void {
+  tx.beforeCommit({ text: 'SELECT standing_record_settlement($1, $2, $3)', values: [intent.tenantId, intent.intentId, outcome] }, standingRowsLock(intent.payeeDid, intent.currency));
 }
 
 /**

@@ -18,6 +18,19 @@ export interface Statement<T> extends SqlText {
 
 type StatementResults<S extends readonly Statement<unknown>[]> = { -readonly [K in keyof S]: S[K] extends Statement<infer T> ? T : never };
 
+/**
+ * Where a queued statement that locks a row shared by many transactions of a tenant stands at COMMIT: after every
+ * statement without one, in rank order, then key order, then queue order. Every transaction then takes those locks in
+ * one order, so that two of them (two groups of a group commit above all, each holding several commands' statements)
+ * can never wait for each other in a circle: Postgres would find the deadlock only after a second and abort one.
+ * The locks there are, with their ranks, are in src/db/commit-locks.ts.
+ */
+export interface CommitLock {
+  readonly rank: number;
+  /** Orders the statements of one rank that lock different rows of it (an operator's standing rows). */
+  readonly key?: string;
+}
+
 /** What repository functions receive: a transaction in progress. */
 export interface Queryable {
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
@@ -29,12 +42,13 @@ export interface Queryable {
   /** Runs `statements` in order in one round trip and answers what each one's `read` makes of its result. */
   batch<const S extends readonly Statement<unknown>[]>(statements: S): Promise<StatementResults<S>>;
   /** Queues a statement nobody needs the result of, to travel with COMMIT in one round trip. If it fails, the
-   * transaction does not commit and the caller sees the error, as if it had run at once. */
-  beforeCommit(statement: SqlText): void;
+   * transaction does not commit and the caller sees the error, as if it had run at once. A statement that locks a
+   * row many transactions want names that lock (CommitLock). */
+  beforeCommit(statement: SqlText, lock?: CommitLock): void;
   /** Queues `item` to travel with COMMIT together with every other item of `kind` queued in this transaction: one
    * statement, `render(items)` in the order they were queued, in the place of the last of them (the ledger postings
    * of a group commit, under one lock of the tenant's head). Undone with what queued it, as beforeCommit. */
-  beforeCommitMerged<T>(kind: string, item: T, render: (items: readonly T[]) => SqlText): void;
+  beforeCommitMerged<T>(kind: string, item: T, render: (items: readonly T[]) => SqlText, lock?: CommitLock): void;
   /** Runs `callback` once the transaction has committed (never when it rolls back): for process-local caches that
    * must not be refilled from what the transaction saw before its COMMIT. It must not throw. */
   afterCommit(callback: () => void): void;
@@ -189,7 +203,7 @@ class Transaction implements Queryable {
   /** Savepoint commands to send before the next statements, in the same message. */
   readonly #leading: string[] = [];
   #savepoints = 0;
-  readonly #queued: Array<string | MergedItem> = [];
+  readonly #queued: Array<QueuedStatement> = [];
   readonly #afterCommit: (() => void)[] = [];
   /** Whether lone statements are prepared by name on the connection (not where connections share one session). */
   readonly #prepare: boolean;
@@ -215,12 +229,12 @@ class Transaction implements Queryable {
     return statements.map((statement, index) => statement.read(results[index]!)) as StatementResults<S>;
   }
 
-  beforeCommit(statement: SqlText): void {
-    this.#queued.push(inlineParameters(statement));
+  beforeCommit(statement: SqlText, lock: CommitLock = noSharedLock): void {
+    this.#queued.push({ text: inlineParameters(statement), lock });
   }
 
-  beforeCommitMerged<T>(kind: string, item: T, render: (items: readonly T[]) => SqlText): void {
-    this.#queued.push({ kind, item, render: render as MergedItem['render'] });
+  beforeCommitMerged<T>(kind: string, item: T, render: (items: readonly T[]) => SqlText, lock: CommitLock = noSharedLock): void {
+    this.#queued.push({ kind, item, render: render as MergedItem['render'], lock });
   }
 
   afterCommit(callback: () => void): void {
@@ -310,25 +324,49 @@ class Transaction implements Queryable {
   }
 }
 
+/** A statement that takes no shared lock travels first, in queue order. */
+const noSharedLock: CommitLock = { rank: 0 };
+
+/** A statement queued by beforeCommit. */
+interface QueuedText {
+  readonly text: string;
+  readonly lock: CommitLock;
+}
+
 /** An item queued by beforeCommitMerged. */
 interface MergedItem {
   readonly kind: string;
   readonly item: unknown;
   readonly render: (items: readonly unknown[]) => SqlText;
+  readonly lock: CommitLock;
 }
 
-/** The queued statements' texts, each kind of merged items rendered once, where the last of its items stood. */
-function renderQueued(queued: ReadonlyArray<string | MergedItem>): string[] {
+type QueuedStatement = QueuedText | MergedItem;
+
+/** Keys in code-unit order (no locale: every process must agree), a missing key first. */
+function compareKeys(a: string | undefined, b: string | undefined): number {
+  if (a === b) return 0;
+  if (a === undefined) return -1;
+  if (b === undefined) return 1;
+  return a < b ? -1 : 1;
+}
+
+/** The queued statements' texts in lock order (CommitLock), each kind of merged items rendered once, where the last
+ * of its items stands. */
+function renderQueued(queued: readonly QueuedStatement[]): string[] {
+  const ordered = queued
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) => a.entry.lock.rank - b.entry.lock.rank || compareKeys(a.entry.lock.key, b.entry.lock.key) || a.index - b.index)
+    .map(({ entry }) => entry);
   const last = new Map<string, number>();
-  queued.forEach((entry, index) => {
-    if (typeof entry !== 'string') last.set(entry.kind, index);
+  ordered.forEach((entry, index) => {
+    if ('kind' in entry) last.set(entry.kind, index);
   });
-  if (last.size === 0) return queued as string[];
   const texts: string[] = [];
-  queued.forEach((entry, index) => {
-    if (typeof entry === 'string') texts.push(entry);
+  ordered.forEach((entry, index) => {
+    if (!('kind' in entry)) texts.push(entry.text);
     else if (last.get(entry.kind) === index) {
-      const items = queued.filter((other): other is MergedItem => typeof other !== 'string' && other.kind === entry.kind).map((other) => other.item);
+      const items = ordered.filter((other): other is MergedItem => 'kind' in other && other.kind === entry.kind).map((other) => other.item);
       texts.push(inlineParameters(entry.render(items)));
     }
   });

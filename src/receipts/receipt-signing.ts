@@ -20,6 +20,7 @@ import { signArtifactWithBytes, verifyArtifact } from '../signing/artifacts.ts';
 import { logLeafFormatCurrent } from '../signing/merkle.ts';
 import { asServiceError } from '../errors/pure-error-mapping.ts';
 import { appendLeafStatement, assertLeaf, inclusionProofOf, latestTreeHead } from './transparency-log.ts';
+import { commitLocks } from '../db/commit-locks.ts';
 
 /** The fields of a signed wire that are not hashed: left out to get back the canonical body. */
 const materialFields = new Set(['signing_algorithm', 'signature_algorithm', 'message_digest_sha256_hex', 'signed_payload_sha256_hex',
@@ -94,7 +95,7 @@ export function queueReceipts(
   tenantId: string,
   receipts: ReadonlyArray<{ readonly receipt: SignedReceipt; readonly placement: ReceiptPlacement }>,
 ): void {
-  if (receipts.length > 0) tx.beforeCommit(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt), logLeafFormatCurrent));
+  if (receipts.length > 0) tx.beforeCommit(recordReceiptsStatement(tenantId, receipts.map(loggedReceipt), logLeafFormatCurrent), commitLocks.transparencyLogHead);
 }
 
 /** Appends one receipt and stores it at once; false when a receipt of its family already has the id, and the caller

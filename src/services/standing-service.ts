@@ -54,8 +54,8 @@ export function standingOutcomeOf(action: 'release' | 'refund' | 'split', eviden
 /** Adds the settled intent to its operator's aggregates; the statement travels with COMMIT, so the aggregates, the
  * state change and the ledger rows commit together or not at all. */
 export const standingTerminalEffect: TerminalEffect = async (tx, transition) => {
-  const { tenantId, intentId, payeeDid } = transition.intent;
-  queueStandingSettlement(tx, tenantId, intentId, standingOutcomeOf(transition.action, transition.intent.predicatePassed !== null));
+  const { tenantId, payeeDid } = transition.intent;
+  queueStandingSettlement(tx, transition.intent, standingOutcomeOf(transition.action, transition.intent.predicatePassed !== null));
   // Now, so that no receipt read from here on is stored as current, and again once committed, so that none read
   // between this point and COMMIT (which still saw the old aggregates) is either.
   receiptCache.invalidate(tenantId, payeeDid);

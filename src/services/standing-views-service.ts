@@ -2,6 +2,7 @@
 // aggregated over a tenant's operators, and why one operator has its score. Unsigned; the signed artifacts of the
 // same numbers are the operator receipt and the portfolio snapshot (standing-service.ts).
 import type { OperatorExplanation, PortfolioSummary } from '../contracts/standing.ts';
+import { countOperatorsUnderReview } from '../db/review-repository.ts';
 import { readStandingSummary } from '../db/standing-repository.ts';
 import { ServiceError } from '../errors/service-error.ts';
 import type { Database } from '../infra/database.ts';
@@ -20,7 +21,10 @@ function averageOf(scores: readonly number[]): number | null {
 /** `GET /signal/v1/portfolio/summary`: the tenant's operators scored with `scoreVersion`, and their settled volume. */
 export async function portfolioSummary(database: Database, tenantId: string, scoreVersion: string): Promise<PortfolioSummary> {
   const model = scoringModelOf(scoreVersion);
-  const snapshot = await database.tenant(tenantId, (tx) => readStandingSummary(tx, tenantId, standingSummaryOperatorsMax), { isolation: 'repeatable read' });
+  const { snapshot, underReview } = await database.tenant(tenantId, async (tx) => ({
+    snapshot: await readStandingSummary(tx, tenantId, standingSummaryOperatorsMax),
+    underReview: await countOperatorsUnderReview(tx, tenantId),
+  }), { isolation: 'repeatable read' });
   if (snapshot.operators.length > standingSummaryOperatorsMax) {
     throw new ServiceError('standing.summary_too_large', { details: { operators_max: standingSummaryOperatorsMax } });
   }
@@ -44,7 +48,7 @@ export async function portfolioSummary(database: Database, tenantId: string, sco
       terminal_intents: row.terminalIntents,
       receipted_volume_cents: row.volumeCents.toString(),
     })),
-    operators_under_review: 0,
+    operators_under_review: underReview,
   };
 }
 
@@ -54,6 +58,8 @@ export async function operatorExplanation(database: Database, tenantId: string, 
   const model = scoringModelOf(scoreVersion);
   const snapshot = await readSnapshot(database, tenantId, operatorDid);
   if (!snapshot.rows.some((row) => row.day === null)) throw new ServiceError('standing.operator_unknown');
+  // Read after the snapshot, in a transaction of its own: a hold placed or resolved in between shows here first.
+  const underReview = (await database.tenant(tenantId, (tx) => countOperatorsUnderReview(tx, tenantId, operatorDid))) > 0;
   const metrics = operatorMetrics(snapshot.rows, snapshot.asOfDay);
   const { released_count: released, refunded_count: refunded, expired_count: expired } = metrics.all_time;
   const score = model.score(metrics.all_time);
@@ -72,6 +78,6 @@ export async function operatorExplanation(database: Database, tenantId: string, 
     factors: [...model.factors(metrics.all_time)],
     summary: `Score ${score} of ${model.scoreMax} from ${released} released, ${refunded} refunded after failed evidence and ${expired} expired intents with this tenant.`,
     metrics,
-    under_review: false,
+    under_review: underReview,
   };
 }

@@ -222,6 +222,23 @@ describe.each([
       expect(sent()[0]!.text).toMatch(/^BEGIN\b[\s\S]*\bCOMMIT$/);
       for (const tenantId of queued) expect(await tenantCommitted(tenantId)).toBe(true);
     });
+
+    it('sends queued statements that take a shared lock after the others, in rank, then key, then queue order', async () => {
+      const [plainFirst, rankTwo, rankOneKeyB, rankOneKeyA, plainSecond, rankOneKeyless] = [newTenantId(), newTenantId(), newTenantId(), newTenantId(), newTenantId(), newTenantId()];
+      const sent = watchRoundTrips();
+      await database.system(async (tx) => {
+        tx.beforeCommit(insertTenantRow(plainFirst));
+        tx.beforeCommit(insertTenantRow(rankTwo), { rank: 2 });
+        tx.beforeCommit(insertTenantRow(rankOneKeyB), { rank: 1, key: 'b' });
+        tx.beforeCommit(insertTenantRow(rankOneKeyA), { rank: 1, key: 'a' });
+        tx.beforeCommit(insertTenantRow(plainSecond));
+        tx.beforeCommit(insertTenantRow(rankOneKeyless), { rank: 1 });
+      });
+      const commit = sent().at(-1)!.text;
+      const order = [plainFirst, plainSecond, rankOneKeyless, rankOneKeyA, rankOneKeyB, rankTwo];
+      expect([...order].sort((a, b) => commit.indexOf(`'${a}'`) - commit.indexOf(`'${b}'`))).toEqual(order);
+      for (const tenantId of order) expect(await tenantCommitted(tenantId)).toBe(true);
+    });
   });
 
   describe('scope', () => {

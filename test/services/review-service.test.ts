@@ -140,6 +140,10 @@ describe('critical_hold', () => {
     expect(intent).toMatchObject({ state: 'held', funded: true, settled_at: null });
     // No settlement receipt before the resolution.
     expect((await send('GET', `/protocol/v2/receipts/${intentId}`)).statusCode).toBe(404);
+    // The standing views count the payee as under review while the hold waits.
+    const payeeDid = encodeURIComponent('did:svc:sandbox:payee');
+    expect((await ok('GET', '/signal/v1/portfolio/summary')).operators_under_review).toBe(1);
+    expect((await ok('GET', '/signal/v1/portfolio/summary', undefined, globex.adminKey)).operators_under_review).toBe(0);
     // Held: confirm and evidence are refused; nothing moved.
     expect((await send('POST', `/v1/sandbox/guardrails/${intentId}/evidence`, passingEvidence(250))).json().error.code).toBe('intent.invalid_state');
     await expectLedgerClean();
@@ -195,6 +199,8 @@ describe('critical_hold', () => {
       signal_codes: ['amount_over_limit'], resolution: 'split', note: 'Reviewed: 120 of 250 delivered.', released_cents: 120, refunded_cents: 130,
       harbor_state: 'resolved_split', settlement_receipt_id: intentId, ledger_transaction_id: resolved.settlement.transaction_id,
     });
+    expect((await ok('GET', '/signal/v1/portfolio/summary')).operators_under_review).toBe(0);
+    expect((await ok('GET', `/signal/v1/operators/${payeeDid}/explanation`)).under_review).toBe(false);
     // A second resolution is refused: the intent is settled.
     expect((await send('POST', `/harbor/intents/${intentId}/review/resolve`, { resolution: 'refund' }, operatorKey)).json().error.code).toBe('intent.invalid_state');
 
@@ -226,6 +232,13 @@ describe('critical_hold', () => {
       false_positive_count: 1, labeled_outcome_count: 1, review_precision_bps: 0, false_positive_rate_bps: 10000,
       release_gate_config: { mode: 'critical_hold' },
     });
+
+    // The payee has standing now: its explanation says whether a hold of it waits, until that hold is resolved.
+    const again = await bootstrap(250);
+    expect((await ok('POST', `/v1/sandbox/guardrails/${again}/evidence`, passingEvidence(250))).sandbox_lifecycle_status).toBe('held');
+    expect((await ok('GET', `/signal/v1/operators/${payeeDid}/explanation`)).under_review).toBe(true);
+    await ok('POST', `/harbor/intents/${again}/review/resolve`, { resolution: 'release' }, operatorKey);
+    expect((await ok('GET', `/signal/v1/operators/${payeeDid}/explanation`)).under_review).toBe(false);
   });
 
   it('holds a signed intent at confirm; an operator refunds it; past its deadline only a refund resolves, and the sweeper refunds a held intent', async () => {
