@@ -145,9 +145,11 @@ describe('a crash between the phases', () => {
     });
 
     // The maintenance lock held from here keeps the new process's sweeper from resolving the claim first: what
-    // follows is the requests' own doing.
+    // follows is the requests' own doing. Held as the pass holds it, in an open transaction: behind a pooler in
+    // transaction mode a session lock would stay on a server session the pass itself may be given.
     const sweeperLock = await db.pool.connect();
-    await sweeperLock.query('SELECT pg_advisory_lock($1)', [maintenanceLockKey]);
+    await sweeperLock.query('BEGIN');
+    await sweeperLock.query('SELECT pg_advisory_xact_lock($1)', [maintenanceLockKey]);
     try {
       server = await start();
       // Another credential (a fresh challenge) under no key, or another key, may not reach its rail while the first
@@ -177,7 +179,7 @@ describe('a crash between the phases', () => {
       expect(late.status).toBe(409);
       expect(late.json.error.code).toBe('intent.invalid_state');
     } finally {
-      await sweeperLock.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
+      await sweeperLock.query('ROLLBACK');
       sweeperLock.release();
     }
 

@@ -86,6 +86,9 @@ interface StoredAnswer {
 export interface Model {
   readonly intents: ModelIntent[];
   readonly stored: StoredAnswer[];
+  /** The other tenant's keys (each with its operation) and the request each is bound to: a key is bound by its first
+   * execution whatever it answered, a 404 included, so the same key on another request of that operation is refused. */
+  readonly otherTenantKeys: Map<string, string>;
 }
 
 /** One run's live objects beside the model: tenants, parties, what the ledger showed so far. */
@@ -509,7 +512,11 @@ class OtherTenant extends IntentStep {
             ? post(globex, evidenceUrl(intent), evidencePayload(context, intent, true, globex.tenantId))
             : post(globex, confirmUrl(intent), '{}');
     const answer = await context.real.system.send(withKey(request, key));
-    expectClass(this.toString(), answer, '404 intent.not_found');
+    const binding = key === undefined || this.route === 'read' ? undefined : `${this.route}\u0000${key}`;
+    const fingerprint = `${request.url}\u0000${request.payload ?? ''}`;
+    const boundTo = binding === undefined ? undefined : model.otherTenantKeys.get(binding);
+    if (binding !== undefined && boundTo === undefined) model.otherTenantKeys.set(binding, fingerprint);
+    expectClass(this.toString(), answer, boundTo !== undefined && boundTo !== fingerprint ? '409 idempotency.key_reused' : '404 intent.not_found');
   }
   toString(): string {
     return `other-tenant(#${this.index}, ${this.route}${this.stealKey ? ', with a stored key' : ''})`;
@@ -763,7 +770,7 @@ export async function newRun(system: System): Promise<Context> {
   check(rolled.status === 200, () => `rolling the metered policy out answered ${rolled.status} ${rolled.body.slice(0, 300)}`);
   const meteredPolicy = { templateId: 'completion_budget_v1', versionSeq: version.version_seq, contentDigestHex: version.content_digest, materializedPredicate: version.materialized_predicate };
   return {
-    model: { intents: [], stored: [] },
+    model: { intents: [], stored: [], otherTenantKeys: new Map() },
     real: {
       system,
       acme,

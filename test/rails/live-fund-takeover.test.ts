@@ -149,14 +149,16 @@ async function fundingRows({ tenant, intentId }: Crashed) {
 }
 
 /** Runs `use` while this test holds the maintenance lock, so that no maintenance pass of the server can resolve the
- * claim: what `use` sees is the retry's own doing. */
+ * claim: what `use` sees is the retry's own doing. Held as the pass holds it, in an open transaction (a session lock
+ * behind a pooler in transaction mode would stay on a server session the pass itself may be given). */
 async function withoutSweeper<T>(use: () => Promise<T>): Promise<T> {
   const client = await db.pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [maintenanceLockKey]);
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [maintenanceLockKey]);
     return await use();
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [maintenanceLockKey]);
+    await client.query('ROLLBACK');
     client.release();
   }
 }
