@@ -52,7 +52,7 @@ async function backendPids(databaseUrl: string): Promise<number[]> {
  * window counts whole (a pool that closed its idle connections while the other side ran opens new ones); one that
  * exits during it is lost; shared background processes (WAL writer, checkpointer) are left out of both sides alike.
  */
-async function databaseCpuWindow(databaseUrl: string): Promise<{ end(): Promise<number> }> {
+export async function databaseCpuWindow(databaseUrl: string): Promise<{ end(): Promise<number> }> {
   const startedAt = performance.now();
   const before = new Map((await backendPids(databaseUrl)).map((pid) => [pid, processCpuSeconds(pid)] as const));
   return {

@@ -2,6 +2,7 @@
 // Exits non-zero when an entry fails to run, after dropping the databases and stopping the processes it made
 // (guard.ts); a missed target is reported, not fatal (machines are noisy). `--quick`: short smoke rounds (options.ts).
 import type { BenchEntry, BenchRow } from './bench-row.ts';
+import { run as events } from './events-bench.ts';
 import { abortBench, installGuard } from './guard.ts';
 import { run as lifecycle } from './lifecycle-bench.ts';
 import { selectedEntries as only } from './options.ts';
@@ -19,6 +20,7 @@ const entries: Array<[string, BenchEntry]> = [
   ['lifecycle', lifecycle],
   ['receipts', receipts],
   ['split', split],
+  ['events', events],
   ['standing', standing],
 ];
 

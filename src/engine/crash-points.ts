@@ -7,7 +7,9 @@
 // (a capture, void, payout or refund) answered, its outcome not yet recorded.
 // `group.before_commit` (test/engine/group-crash.test.ts): every command of a group of two or more has run in the
 // group's transaction, whose COMMIT has not been sent.
-export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call' | 'instruct.after_rail_call' | 'group.before_commit';
+// `webhook.after_send` (test/services/webhook-deliverer-crash.test.ts): a webhook attempt's POST was answered, its
+// outcome not yet recorded; the rest of the deliverer's batch is still in flight.
+export type CrashPoint = 'fund.after_phase1' | 'fund.after_rail_call' | 'instruct.after_rail_call' | 'group.before_commit' | 'webhook.after_send';
 
 const armed = process.env.SVC_TEST_CRASH_AT;
 

@@ -12,6 +12,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { recordEvent } from '../db/event-repository.ts';
 import { claimDueDeliveries, disableFailingEndpoint, recordAttempt, type AttemptOutcome, type ClaimedDelivery } from '../db/webhook-repository.ts';
+import { crashPoint } from '../engine/crash-points.ts';
 import { PeriodicPass, type BackgroundService } from '../infra/background.ts';
 import type { Database } from '../infra/database.ts';
 import type { GatewayKeyring } from '../infra/gateway-keys.ts';
@@ -104,6 +105,7 @@ export class WebhookDeliverer {
       );
       const policy: DestinationPolicy = { environment: delivery.environment, allowPrivateDestinations: this.#options.allowPrivateDestinations ?? false };
       sent = await post(delivery.url, headers, body, policy, this.#timeoutMs);
+      crashPoint('webhook.after_send');
     } catch (error) {
       // A secret that does not open (the deployment's key changed) is the operator's to fix; the attempt fails.
       sent = { responseStatus: null, error: `could not sign the delivery: ${(error as Error).message}`.slice(0, 500) };

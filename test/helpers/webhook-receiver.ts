@@ -4,6 +4,7 @@
 // (the base64 after `whsec_`), `v1a,` is base64 Ed25519 by a key of the gateway's JWKS.
 import { createHmac, createPublicKey, timingSafeEqual, verify as verifySignature } from 'node:crypto';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export interface ReceivedDelivery {
   readonly id: string;
@@ -26,6 +27,10 @@ export interface WebhookReceiver {
   jwks: Array<{ x: string }>;
   /** What the receiver answers: 200 by default; another status, or 'hang' to never answer. */
   answer: number | 'hang';
+  /** Called with the number of requests held so far, each time one more is held (answer 'hang'). */
+  onHold: ((held: number) => void) | undefined;
+  /** Ends the held requests without an answer (their connections reset). */
+  dropHeld(): void;
   close(): Promise<void>;
 }
 
@@ -34,17 +39,25 @@ function hmacOf(secret: string, content: string): string {
   return createHmac('sha256', key).update(content).digest('base64');
 }
 
+/** Listens on 127.0.0.1:`port` (0: a port the OS picks). */
 export async function startWebhookReceiver(port: number, toleranceSeconds = 300): Promise<WebhookReceiver> {
   const hanging: http.ServerResponse[] = [];
+  let url = '';
   const receiver: WebhookReceiver = {
-    url: `http://127.0.0.1:${port}/hooks`,
+    get url() {
+      return url;
+    },
     deliveries: [],
     refused: [],
     secrets: [],
     jwks: [],
     answer: 200,
+    onHold: undefined,
+    dropHeld: () => {
+      for (const response of hanging.splice(0)) response.destroy();
+    },
     close: async () => {
-      for (const response of hanging) response.destroy();
+      receiver.dropHeld();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
@@ -55,6 +68,7 @@ export async function startWebhookReceiver(port: number, toleranceSeconds = 300)
     request.on('end', () => {
       if (receiver.answer === 'hang') {
         hanging.push(response);
+        receiver.onHold?.(hanging.length);
         return;
       }
       const body = Buffer.concat(chunks).toString('utf8');
@@ -90,5 +104,6 @@ export async function startWebhookReceiver(port: number, toleranceSeconds = 300)
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   return receiver;
 }
