@@ -17,6 +17,8 @@ export const consoleFieldNames = [
   'operation', 'requested_spend_cents', 'completion_preset', 'status', 'cost_cents',
   'time_start', 'time_end', 'intent_id', 'disclosure_tier',
   'user_code', 'decision',
+  'url', 'description', 'enabled_events', 'enabled',
+  'resolution', 'released_cents', 'note', 'idempotency_key',
 ] as const;
 
 /** Every query parameter a console page reads. */
@@ -40,7 +42,7 @@ const fieldText: fc.Arbitrary<string> = fc.oneof(
     arbitrary: fc.constantFrom(
       'agent', 'admin', 'auditor', 'restricted', 'standard', 'mcp.spend:write', 'approve', 'deny', 'preview', 'test', 'draft',
       'true', '1', '100', '-1', '1e400', 'completed', 'x402_usdc_base', 'processor_mpp', `0x${'ab'.repeat(20)}`, 'profile_test_1',
-      '{"status":"completed","cost_cents":90}', '["status"]', 'BCDF-GHJK', '2026-01-01T00:00:00Z', 'someone@example.com', '/console/intents',
+      '{"status":"completed","cost_cents":90}', 'https://example.com/hooks', 'intent.released', '*', 'false', 'split', 'release', 'refund', '["status"]', 'BCDF-GHJK', '2026-01-01T00:00:00Z', 'someone@example.com', '/console/intents',
     ),
   },
   { weight: 2, arbitrary: fc.tuple(unicodeCharacter, fc.constantFrom(1, 64, 65, 128, 129, 256, 257, 5_000)).map(([character, length]) => character.repeat(length)) },

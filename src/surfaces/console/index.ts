@@ -19,9 +19,11 @@ import { intentPages } from './pages/intents.ts';
 import { overviewPages } from './pages/overview.ts';
 import { policyPages } from './pages/policies.ts';
 import { registeredKeyPages } from './pages/registered-keys.ts';
+import { reviewPages } from './pages/review.ts';
 import { settlementPages } from './pages/settlement.ts';
 import { signInPages } from './pages/sign-in.ts';
 import { standingPages } from './pages/standing.ts';
+import { webhookPages } from './pages/webhooks.ts';
 
 /** Read once at start: the stylesheet, the script and the icon ship in the repository, nothing is fetched at run time. */
 const assets = new Map<string, { type: string; body: Buffer }>(
@@ -83,6 +85,8 @@ export async function consoleSurface(app: FastifyInstance): Promise<void> {
   await app.register(policyPages);
   await app.register(settlementPages);
   await app.register(exportPages);
+  await app.register(webhookPages);
+  await app.register(reviewPages);
   await app.register(standingPages);
   await app.register(devicePages);
 }

@@ -20,6 +20,8 @@ const navigation: readonly NavigationEntry[] = [
   { href: '/console/policies', label: 'Policies', needs: 'GET /harbor/policy/v1/templates' },
   { href: '/console/settlement', label: 'Settlement', needs: 'GET /v1/admin/settlement/config' },
   { href: '/console/exports', label: 'Audit exports', needs: 'GET /v1/compliance/audit-exports' },
+  { href: '/console/webhooks', label: 'Webhooks', needs: 'GET /v1/webhook-endpoints' },
+  { href: '/console/review', label: 'Review queue', needs: 'GET /signal/v1/review-queue' },
   { href: '/console/usage', label: 'Usage', needs: 'GET /harbor/intents' },
   { href: '/console/standing', label: 'Standing', needs: 'GET /reputation/:operator_did' },
   { href: '/console/device', label: 'Device login' },
@@ -96,6 +98,8 @@ export function notice(text: HtmlValue): Html {
 
 interface FieldOptions {
   readonly name: string;
+  /** When one page has several forms with a field of this name (one per row): the control's id. */
+  readonly id?: string;
   readonly label: string;
   readonly value?: string;
   readonly type?: string;
@@ -107,7 +111,7 @@ interface FieldOptions {
 
 /** A labelled input; its error, when there is one, sits right under it and is tied to it for screen readers. */
 export function field(options: FieldOptions): Html {
-  const id = `field-${options.name}`;
+  const id = options.id ?? `field-${options.name}`;
   const described = [options.hint ? `${id}-hint` : '', options.error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return html`<div class="field${options.error ? ' invalid' : ''}">
 <label for="${id}">${options.label}</label>
@@ -130,6 +134,20 @@ export function select(options: SelectOptions): Html {
   const id = options.id ?? `field-${options.name}`;
   return html`<div class="field"><label for="${id}">${options.label}</label>
 <select id="${id}" name="${options.name}">${options.options.map(([value, label]) => html`<option value="${value}"${value === options.value ? html` selected` : ''}>${label}</option>`)}</select></div>`;
+}
+
+/** A secret the API answers once (a new API key, a webhook endpoint's signing secret): shown in the answer to the
+ * form that made it, never in a URL nor again, with a copy button. `name` names the section and its input
+ * (`data-testid` `name` and `name-secret`). */
+export function shownOnce(options: { readonly name: string; readonly heading: string; readonly kept: string; readonly label: Html; readonly secret: string }): Html {
+  const input = `${options.name}-secret`;
+  return html`<section class="card secret" aria-labelledby="${options.name}-heading" data-testid="${options.name}">
+<h2 id="${options.name}-heading">${options.heading}</h2>
+<p><strong>Copy it now: it is shown only this once.</strong> ${options.kept}</p>
+<div class="copy-row"><label for="${input}">${options.label}</label>
+<input id="${input}" readonly value="${options.secret}" data-testid="${input}" autocomplete="off" spellcheck="false">
+<button type="button" data-copy="#${input}">Copy</button></div>
+</section>`;
 }
 
 /** A table with a caption, or the empty state when there are no rows. */

@@ -63,6 +63,9 @@ describe('console form bodies that are not text', () => {
       ['/console/settlement', 'rails', {}],
       ['/console/intents/sandbox', 'requested_spend_cents', { operation: 'search.web' }],
       ['/console/device', 'user_code', { decision: 'approve' }],
+      ['/console/webhooks', 'url', { enabled_events: '*' }],
+      ['/console/webhooks', 'enabled_events', { url: 'https://example.com/hooks' }],
+      ['/console/review/00000000-0000-4000-8000-000000000001/resolve', 'released_cents', { resolution: 'split' }],
     ];
     for (const [url, field, rest] of forms) {
       for (const value of nonText) expectRefusal(await postJson(url, { ...rest, [field]: value }, session), field, `${url} ${field}=${JSON.stringify(value)}`);
@@ -101,7 +104,7 @@ describe('console form bodies that are not text', () => {
 
 describe('console queries', () => {
   it('refuses a query parameter given twice on the pages that read it', async () => {
-    for (const url of ['/console/intents?operator_did=a&operator_did=b', '/console/standing?operator_did=a&operator_did=b', '/console/device?user_code=A&user_code=B', '/console/sign-in?next=/console&next=/console/intents']) {
+    for (const url of ['/console/intents?operator_did=a&operator_did=b', '/console/standing?operator_did=a&operator_did=b', '/console/device?user_code=A&user_code=B', '/console/sign-in?next=/console&next=/console/intents', '/console/review?state=all&state=closed']) {
       const response = await app.inject({ url, headers: { cookie: session.cookie } });
       expectRefusal(response, url.split('?')[1]!.split('=')[0]!, url);
     }

@@ -35,13 +35,14 @@ export interface ConsoleHarness {
 
 let memberCounter = 0;
 
-export async function startConsoleHarness(): Promise<ConsoleHarness> {
+/** `secretsKey`: the app's SVC_SECRETS_KEY, for pages whose API seals secrets (webhook endpoints). */
+export async function startConsoleHarness(options: { secretsKey?: string } = {}): Promise<ConsoleHarness> {
   const database = await createTestDatabase();
   const system = new Database({ ...database.connection, max: 2 });
   const logs = new LogCapture();
   // The default rate limits: a signed-in person's pages count against the person, not the loopback address every
   // browser here shares (docs/console.md "Rate limits").
-  const app = await buildTestApp(database.connection, { logs });
+  const app = await buildTestApp(database.connection, { logs, ...(options.secretsKey ? { appOptions: { secretsKey: options.secretsKey } } : {}) });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

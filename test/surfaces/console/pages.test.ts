@@ -7,11 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { knownScopes, scopePresets } from '../../../src/credentials/mcp-scopes.ts';
 import type { Role } from '../../../src/credentials/roles.ts';
 import { Database } from '../../../src/infra/database.ts';
+import { SecretBox } from '../../../src/infra/secret-box.ts';
+import { WebhookDeliverer } from '../../../src/services/webhook-deliverer.ts';
 import { createUser } from '../../../src/services/user-service.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { ConsoleHttpClient } from './http-client.ts';
 
+const secretsKey = Buffer.alloc(32, 5).toString('base64');
 let database: TestDatabase;
 let system: Database;
 let app: FastifyInstance;
@@ -20,7 +23,8 @@ let tenant: TestTenant;
 beforeAll(async () => {
   database = await createTestDatabase();
   system = new Database({ ...database.connection, max: 2 });
-  app = await buildTestApp(database.connection);
+  // With a secrets key, so that webhook endpoints (whose secrets are sealed) can be made.
+  app = await buildTestApp(database.connection, { appOptions: { secretsKey } });
   tenant = await createTestTenant(database.connection, 'sandbox');
 });
 
@@ -169,5 +173,44 @@ describe('pages with data', () => {
     const chosen = await browser.request('GET', '/console/standing?operator_did=did%3Asvc%3Asandbox%3Apayee');
     expect(chosen.body).toContain('data-testid="score"');
     expect(chosen.body).toContain('aria-current="true"');
+  });
+});
+
+describe('webhooks and the review queue, by role', () => {
+  it('shows an operator the deliveries with Redeliver but no endpoint control, and an agent neither page', async () => {
+    // An endpoint on a loopback port nobody listens on (this file's, 7771): its first attempt fails and stays pending.
+    const endpoint = (await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: bearer(tenant.adminKey), payload: { url: 'http://127.0.0.1:7771/hooks', enabled_events: ['api_key.created'] } })).json();
+    expect(endpoint.id).toMatch(/^we_/);
+    await app.inject({ method: 'POST', url: '/v1/admin/api-keys', headers: bearer(tenant.adminKey), payload: { role: 'agent', name: 'an event' } });
+    const deliverer = new WebhookDeliverer({ database: system, secretBox: SecretBox.fromBase64(secretsKey), keyring: app.gatewayKeys, log: { info() {}, warn() {}, error() {} }, attemptTimeoutMs: 2_000 });
+    expect(await deliverer.drain()).toBe(1);
+
+    const operator = await signedIn('operator');
+    const list = await operator.request('GET', '/console/webhooks');
+    expect(list.statusCode).toBe(200);
+    expect(list.body).toContain(`data-endpoint-id="${endpoint.id}"`);
+    expect(list.body).not.toContain('action="/console/webhooks"');
+    const detail = await operator.request('GET', `/console/webhooks/${endpoint.id}`);
+    expect(detail.body).toContain('data-testid="delivery-status">pending</span>');
+    expect(detail.body).not.toContain('data-testid="endpoint-controls"');
+    const eventId = /data-event-id="(evt_[0-9a-f]{32})"/.exec(detail.body)![1]!;
+    const redelivered = await operator.request('POST', `/console/webhooks/${endpoint.id}/events/${eventId}/redeliver`, { csrf_token: operator.csrfToken });
+    expect(redelivered.statusCode).toBe(200);
+    expect(textOf(redelivered.body)).toMatch(new RegExp(`Event\\s+${eventId}\\s+is queued again`));
+    // The review queue is the operator's to resolve (empty here: the gate holds nothing in review_only).
+    const queue = await operator.request('GET', '/console/review');
+    expect(queue.statusCode).toBe(200);
+    expect(queue.body).toContain('data-testid="empty"');
+
+    const agent = await signedIn('agent');
+    const overview = (await agent.request('GET', '/console')).body;
+    expect(overview).not.toContain('href="/console/webhooks"');
+    expect(overview).not.toContain('href="/console/review"');
+    for (const path of ['/console/webhooks', '/console/review']) {
+      const page = await agent.request('GET', path);
+      expect(page.body, path).toContain('data-code="auth.role_insufficient"');
+      expect(page.body, path).not.toContain(endpoint.id);
+    }
+    await app.inject({ method: 'DELETE', url: `/v1/webhook-endpoints/${endpoint.id}`, headers: bearer(tenant.adminKey) });
   });
 });

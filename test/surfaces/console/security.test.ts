@@ -21,7 +21,8 @@ let b: TestTenant;
 beforeAll(async () => {
   database = await createTestDatabase();
   system = new Database({ ...database.connection, max: 2 });
-  app = await buildTestApp(database.connection, { logs });
+  // With a secrets key, so that webhook endpoints (whose secrets are sealed) can be made.
+  app = await buildTestApp(database.connection, { logs, appOptions: { secretsKey: Buffer.alloc(32, 3).toString('base64') } });
   a = await createTestTenant(database.connection);
   b = await createTestTenant(database.connection);
 });
@@ -118,6 +119,8 @@ describe('CSRF', () => {
       ['/console/sign-out', {}],
       ['/console/sign-in', { email: 'someone@example.com' }],
       ['/console/device', { user_code: 'ABCD-EFGH', decision: 'approve' }],
+      ['/console/webhooks', { url: 'https://example.com/hooks', enabled_events: '*' }],
+      [`/console/review/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}/resolve`, { resolution: 'refund' }],
     ];
     for (const [url, form] of forged) {
       const response = await browser.request('POST', url, form);
@@ -126,6 +129,7 @@ describe('CSRF', () => {
     }
     expect((await app.inject({ url: '/v1/admin/api-keys', headers: bearer(a.adminKey) })).json().data.length).toBe(keysBefore);
     expect((await app.inject({ url: '/v1/admin/settlement/config', headers: bearer(a.adminKey) })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/v1/webhook-endpoints', headers: bearer(a.adminKey) })).json().data).toEqual([]);
     expect(browser.cookies.has('svc_console_session')).toBe(true);
 
     // The same post with the token, in the field or the header, goes through.
@@ -141,6 +145,8 @@ describe('tenant isolation', () => {
     const keyOfA = (await app.inject({ method: 'POST', url: '/v1/admin/api-keys', headers: bearer(a.adminKey), payload: { role: 'agent' } })).json().key_id as string;
     const exportOfA = (await app.inject({ method: 'POST', url: '/v1/compliance/audit-exports', headers: bearer(a.adminKey), payload: {} })).json().job_id as string;
     const registeredOfA = (await app.inject({ method: 'POST', url: '/v1/registry/keys', headers: bearer(a.adminKey), payload: { kind: 'agent', subject: 'agent-a', public_key_ed25519_hex: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a' } })).json().id as string;
+    const endpointOfA = (await app.inject({ method: 'POST', url: '/v1/webhook-endpoints', headers: bearer(a.adminKey), payload: { url: 'https://hooks.example.com/a', enabled_events: ['*'] } })).json().id as string;
+    const eventOfA = (await app.inject({ url: '/v1/events?limit=1', headers: bearer(a.adminKey) })).json().data[0].id as string;
 
     const browser = new Browser();
     await browser.signIn(await person(b, 'admin'));
@@ -152,14 +158,21 @@ describe('tenant isolation', () => {
       [await browser.request('GET', `/console/exports/${exportOfA}/download`), 'export download'],
       [await browser.request('POST', `/console/exports/${exportOfA}/delete`, { csrf_token }), 'export delete'],
       [await browser.request('POST', `/console/registered-keys/${registeredOfA}/revoke`, { csrf_token }), 'registered key'],
+      [await browser.request('GET', `/console/webhooks/${endpointOfA}`), 'webhook endpoint'],
+      [await browser.request('POST', `/console/webhooks/${endpointOfA}/enabled`, { csrf_token, enabled: 'false' }), 'webhook disable'],
+      [await browser.request('POST', `/console/webhooks/${endpointOfA}/rotate-secret`, { csrf_token }), 'webhook rotate'],
+      [await browser.request('POST', `/console/webhooks/${endpointOfA}/delete`, { csrf_token }), 'webhook delete'],
+      [await browser.request('POST', `/console/webhooks/${endpointOfA}/events/${eventOfA}/redeliver`, { csrf_token }), 'webhook redeliver'],
+      [await browser.request('POST', `/console/review/${intentOfA}/resolve`, { csrf_token, resolution: 'refund' }), 'resolve'],
       [await browser.request('GET', '/console/no-such-page'), 'unknown page'],
     ];
     for (const [response, label] of attempts) {
       expect(response.statusCode, label).toBe(404);
       expect(response.headers['content-type'], label).toContain('text/html');
       expect(response.body, label).toContain('Not found');
-      for (const id of [intentOfA, keyOfA, exportOfA, registeredOfA]) if (label !== 'intent' && label !== 'evidence') expect(response.body).not.toContain(id);
+      for (const id of [intentOfA, keyOfA, exportOfA, registeredOfA, endpointOfA, eventOfA]) if (label !== 'intent' && label !== 'evidence') expect(response.body).not.toContain(id);
     }
+    expect((await app.inject({ url: `/v1/webhook-endpoints/${endpointOfA}`, headers: bearer(a.adminKey) })).json()).toMatchObject({ enabled: true, previous_secret_expires_at: null });
     expect((await app.inject({ url: `/harbor/intents/${intentOfA}`, headers: bearer(a.adminKey) })).json().state).toBe('funded');
     expect((await app.inject({ url: `/v1/admin/api-keys/${keyOfA}`, headers: bearer(a.adminKey) })).json().revoked_at).toBeNull();
     expect((await app.inject({ url: `/v1/compliance/audit-exports/${exportOfA}`, headers: bearer(a.adminKey) })).json().status).toBe('ready');
@@ -197,6 +210,27 @@ describe('secrets', () => {
     const logged = logs.text;
     expect(logged.length).toBeGreaterThan(0);
     for (const value of [token, token.split('.')[2]!, secret, secret.slice(-64), browser.csrfToken]) expect(logged).not.toContain(value);
+  });
+
+  it('shows a webhook endpoint\'s signing secret once, at creation and at rotation, and never writes it to the logs', async () => {
+    const browser = new Browser();
+    await browser.signIn(await person(a, 'admin'));
+    const created = await browser.request('POST', '/console/webhooks', { csrf_token: browser.csrfToken, url: 'https://hooks.example.com/once', enabled_events: ['intent.released', 'intent.refunded'] });
+    expect(created.statusCode).toBe(200);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const secret = /value="(whsec_[^"]+)"/.exec(created.body)?.[1];
+    expect(secret).toMatch(/^whsec_/);
+    const endpointId = /href="\/console\/webhooks\/(we_[0-9a-f]{32})"/.exec(created.body)![1]!;
+    const rotated = await browser.request('POST', `/console/webhooks/${endpointId}/rotate-secret`, { csrf_token: browser.csrfToken });
+    const second = /value="(whsec_[^"]+)"/.exec(rotated.body)?.[1];
+    expect(second).toMatch(/^whsec_/);
+    expect(second).not.toBe(secret);
+    for (const path of ['/console/webhooks', `/console/webhooks/${endpointId}`]) {
+      const page = await browser.request('GET', path);
+      expect(page.statusCode, path).toBe(200);
+      for (const shown of [secret!, second!]) expect(page.body, path).not.toContain(shown.slice(6));
+    }
+    for (const shown of [secret!, second!]) expect(logs.text).not.toContain(shown.slice(6));
   });
 });
 

@@ -25,7 +25,7 @@ document.addEventListener('submit', (event) => {
 });
 // After a page loads with an error or a notice, move focus to it so keyboard and screen-reader users hear it.
 window.addEventListener('DOMContentLoaded', () => {
-  const message = document.querySelector('[role="alert"], [data-testid="new-key"]');
+  const message = document.querySelector('[role="alert"], .card.secret');
   if (message) { message.setAttribute('tabindex', '-1'); message.focus(); }
 });
 // Ticking a preset or a scope of a new API key makes it restricted, in sight, before anything is sent. Without this

@@ -7,7 +7,7 @@ import { roles } from '../../../credentials/roles.ts';
 import { queryString, type ApiError } from '../api.ts';
 import type { ConsoleContext } from '../context.ts';
 import { html, when, type Html } from '../html.ts';
-import { errorBox, field, form, notice, page, select, table } from '../layout.ts';
+import { errorBox, field, form, notice, page, select, shownOnce, table } from '../layout.ts';
 import { formValue, formValues, getPage, postAction, type FormBody } from '../routing.ts';
 
 interface ApiKeyView {
@@ -97,13 +97,7 @@ ${table('API keys of this tenant', ['Key', 'Name', 'Role', 'Kind', 'Created', 'L
 }
 
 function secretShownOnce(key: ApiKeyView & { api_key: string }): Html {
-  return html`<section class="card secret" aria-labelledby="secret-heading" data-testid="new-key">
-<h2 id="secret-heading">Your new key</h2>
-<p><strong>Copy it now: it is shown only this once.</strong> The service keeps only a digest of it.</p>
-<div class="copy-row"><label for="new-key-secret">Key <code>${key.key_id}</code> (${key.role})</label>
-<input id="new-key-secret" readonly value="${key.api_key}" data-testid="new-key-secret" autocomplete="off" spellcheck="false">
-<button type="button" data-copy="#new-key-secret">Copy</button></div>
-</section>`;
+  return shownOnce({ name: 'new-key', heading: 'Your new key', kept: 'The service keeps only a digest of it.', label: html`Key <code>${key.key_id}</code> (${key.role})`, secret: key.api_key });
 }
 
 export async function apiKeyPages(app: FastifyInstance): Promise<void> {

@@ -73,6 +73,10 @@ const intentIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 export const stateLabel = (state: IntentState): string => state.replaceAll('_', ' ');
 export const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
 
+/** A settled intent's parts (the payee's, then the principal's), or a dash before it settles. */
+const settledParts = (intent: IntentView): string =>
+  intent.released_cents === null ? '—' : `${money(intent.released_cents, intent.currency)} / ${money(intent.refunded_cents ?? 0, intent.currency)}`;
+
 const stateBadge = (state: IntentState) => html`<span class="badge state-${state}" data-testid="state">${stateLabel(state)}</span>`;
 
 function bootstrapForm(context: ConsoleContext, error?: ApiError): Html {
@@ -102,6 +106,7 @@ async function listPage(context: ConsoleContext, query: Record<string, string | 
 <td><a href="/console/intents/${intent.intent_id}"><code>${intent.intent_id}</code></a></td>
 <td>${stateBadge(intent.state)}</td>
 <td class="number">${money(intent.amount_cents, intent.currency)}</td>
+<td data-testid="settled-split">${settledParts(intent)}</td>
 <td>${intent.settlement_rail}</td>
 <td>${intent.payee_did}</td>
 <td>${when(intent.created_at)}</td></tr>`,
@@ -119,7 +124,7 @@ ${field({ name: 'operator_did', label: 'Operator (payee) DID', value: operator }
 <button type="submit">Filter</button>
 </form>
 ${errorBox(answer.error, context.request.id)}
-${table('Intents, newest first', ['Intent', 'State', 'Amount', 'Rail', 'Operator', 'Created'], rows, 'No intents match.')}
+${table('Intents, newest first', ['Intent', 'State', 'Amount', 'Released / refunded', 'Rail', 'Operator', 'Created'], rows, 'No intents match.')}
 ${next}`,
   );
 }
@@ -213,6 +218,8 @@ interface EvidenceOutcome {
   error?: ApiError;
   /** Whether the evidence just submitted from this page passed the rule (its trace is in the evidence section). */
   passed?: boolean;
+  /** Whether the release gate held the release it would have made (docs/release-gate.md). */
+  held?: boolean;
   verdict?: { valid: boolean; code?: string; message?: string; message_digest_sha256_hex?: string };
 }
 
@@ -269,13 +276,16 @@ ${field({ name: 'status', label: 'Status reported by the tool', value: 'complete
 ${field({ name: 'cost_cents', label: 'Cost in cents', type: 'number', value: String(Math.min(intent.amount_cents, 90)), attributes: html` min="0"` })}
 </div><button type="submit">Submit evidence</button>`)}</section>`
     : '';
-  const outcomeBox = outcome.passed === undefined
+  const outcomeBox = outcome.passed === undefined && !outcome.held
     ? ''
-    : notice(html`Evidence submitted: the release rule ${outcome.passed ? 'passed' : 'failed'}. The trace is under <a href="#evidence-heading">Evidence</a>.`);
+    : notice(html`Evidence submitted: the release rule ${outcome.passed === false ? 'failed' : 'passed'}${outcome.held ? html`, and the release gate held the release for review (<a href="/console/review">the review queue</a>)` : ''}. The trace is under <a href="#evidence-heading">Evidence</a>.`);
+  const heldBox = intent.state === 'held'
+    ? html`<p class="card warning" data-testid="held">Held for review: the release gate stopped its release. ${context.may('GET /signal/v1/review-queue') ? html`Its signals and ${context.may('POST /harbor/intents/:intent_id/review/resolve') ? 'the form that resolves it' : 'its review'} are in <a href="/console/review">the review queue</a>.` : ''}</p>`
+    : '';
   return page(
     context,
     `Intent ${intent.intent_id}`,
-    html`${errorBox(outcome.error, context.request.id)}${outcomeBox}
+    html`${errorBox(outcome.error, context.request.id)}${outcomeBox}${heldBox}
 <dl class="facts">
 <dt>State</dt><dd>${stateBadge(intent.state)}</dd>
 <dt>Amount</dt><dd>${money(intent.amount_cents, intent.currency)}${intent.release_mode === 'metered' ? ' (metered: a pass releases the cost)' : ''}</dd>
@@ -332,13 +342,13 @@ export async function intentPages(app: FastifyInstance): Promise<void> {
     const intent = await context.read<IntentView>(`/harbor/operator/v1/intents/${encodeURIComponent(params.intent_id)}`);
     const costText = formValue(body, 'cost_cents');
     const payload = { status: formValue(body, 'status'), ...(costText === '' ? {} : { cost_cents: Number(costText) }) };
-    const answer = await context.api<{ predicate_evaluation?: { passed: boolean; trace: TraceStep[] } }>({
+    const answer = await context.api<{ predicate_evaluation?: { passed: boolean; trace: TraceStep[] }; review_hold?: { held: true } }>({
       method: 'POST',
       url: `/v1/sandbox/guardrails/${encodeURIComponent(intent.intent_id)}/evidence`,
       body: { payload, operation: intent.allowed_tools[0], ...(costText === '' ? {} : { requested_spend_cents: Number(costText) }) },
     });
     if (answer.error) return { status: answer.status, html: await detailPage(context, intent.intent_id, { error: answer.error }) };
-    return detailPage(context, intent.intent_id, { passed: answer.body.predicate_evaluation?.passed });
+    return detailPage(context, intent.intent_id, { passed: answer.body.predicate_evaluation?.passed, held: answer.body.review_hold?.held === true });
   });
 }
 
