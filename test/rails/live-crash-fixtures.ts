@@ -2,7 +2,8 @@
 // itself (SIGKILL) at a crash point (src/engine/crash-points.ts) and is started again on the same database, a live
 // tenant with the agent's and the principal's registered keys, the lifecycle's requests with their recognition
 // proofs, and what the tests read after a restart: the intent's rail instructions, a wait for the sweeper, and
-// `svc ledger verify`. Each rail's test funds through its own local protocol server.
+// `svc ledger verify`. Each rail's test funds through its own local protocol server. Used by the settlement crash
+// tests (live-x402-escrow-crash, live-mpp-settle-crash) and the x402 funding crash test (live-x402-crash).
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { CrashPoint } from '../../src/engine/crash-points.ts';
@@ -27,6 +28,8 @@ export interface InstructionRow {
 
 export interface CrashRig {
   readonly tenant: TestTenant;
+  /** The test's own connection to the database the server uses (rows are read in the tenant's scope). */
+  readonly db: Database;
   /** The server last started. */
   readonly server: ServerProcess;
   /** Starts the server, armed at `crashAt` when given, after stopping the one before if it still runs. The first
@@ -87,6 +90,7 @@ export async function setUpCrashRig(name: string, options: { startTimeoutMs?: nu
 
   return {
     tenant,
+    db,
     get server() {
       return server();
     },
