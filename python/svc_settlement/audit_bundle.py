@@ -1,6 +1,7 @@
 # Offline verification of an audit bundle (the ZIP of POST /v1/compliance/audit-exports/{job_id}/bundle): the signed
 # `svc.audit_export_manifest_v1` manifest, every listed file's SHA-256 and size, no unlisted file, the ledger chain
-# of ledger.jsonl from genesis, and the signed checkpoint naming its tip. The same checks as `svc audit verify`.
+# of ledger.jsonl from genesis, the signed checkpoint naming its tip, and each intents.jsonl line's settled parts
+# (released_cents, refunded_cents) against what the ledger paid its payee. The same checks as `svc audit verify`.
 from __future__ import annotations
 
 import io
@@ -73,8 +74,9 @@ def verify_audit_bundle(zip_bytes: bytes, public_key_hex: str | None = None) -> 
     report.job_id = manifest.get("job_id") if isinstance(manifest.get("job_id"), str) else None
     listed = _check_files(manifest, entries, problems)
     report.files = len(listed)
-    rows, checkpoint_seq = _check_ledger(entries, report.tenant_id, report.signing_public_key_hex or public_key_hex, problems)
+    rows, checkpoint_seq, paid_to_payee = _check_ledger(entries, report.tenant_id, report.signing_public_key_hex or public_key_hex, problems)
     report.ledger_rows, report.checkpoint_ledger_seq = rows, checkpoint_seq
+    _check_intent_outcomes(entries, paid_to_payee, problems)
     manifest_seq = manifest.get("checkpoint_last_ledger_seq") if isinstance(manifest.get("checkpoint_last_ledger_seq"), int) else 0
     if checkpoint_seq is not None and checkpoint_seq != manifest_seq:
         problems.append(f"manifest checkpoint_last_ledger_seq is {manifest_seq}, the checkpoint names {checkpoint_seq}")
@@ -109,12 +111,50 @@ def _check_files(manifest: dict[str, Any], entries: dict[str, bytes], problems: 
     return listed
 
 
-def _check_ledger(entries: dict[str, bytes], tenant_id: str | None, signing_key_hex: str | None, problems: list[str]) -> tuple[int, int | None]:
-    """ledger.jsonl from genesis (sequence, links, hashes, each body against its columns), then the checkpoint."""
+def _is_payee_account(account: Any) -> bool:
+    return isinstance(account, str) and account.startswith("payee:") and account.endswith(":payable")
+
+
+def _check_intent_outcomes(entries: dict[str, bytes], paid_to_payee: dict[str, int] | None, problems: list[str]) -> None:
+    """The outcome each line of intents.jsonl states, against the bundle's ledger: a settled intent's parts
+    (`released_cents`, `refunded_cents`) add up to its amount, and what the ledger's rows of the intent paid its payee
+    is its `released_cents` (0 before it settles). `paid_to_payee` is None when the ledger could not be read to its
+    end. Lines of bundles made before the fields existed have no `released_cents`: unchecked."""
+    if INTENTS_PATH not in entries:
+        return
+    lines = [line for line in entries[INTENTS_PATH].decode("utf-8", "replace").split("\n") if line != ""]
+    for number, text in enumerate(lines, start=1):
+        where = f"{INTENTS_PATH} line {number}"
+        try:
+            line = json.loads(text)
+            if not isinstance(line, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            problems.append(f"{where}: unreadable line ({error})")
+            continue
+        if "released_cents" not in line:
+            continue
+        amount, released, refunded = line.get("amount_cents"), line.get("released_cents"), line.get("refunded_cents")
+        settled = all(isinstance(part, int) and not isinstance(part, bool) for part in (released, refunded))
+        if not settled and not (released is None and refunded is None):
+            problems.append(f"{where}: released_cents and refunded_cents are not both integers or both null")
+            continue
+        if settled and released + refunded != amount:
+            problems.append(f"{where}: released_cents {released} and refunded_cents {refunded} do not add up to amount_cents {amount}")
+        if paid_to_payee is not None:
+            paid = paid_to_payee.get(str(line.get("intent_id")), 0)
+            if paid != (released or 0):
+                problems.append(f"{where}: {LEDGER_PATH} paid the payee {paid}, the intent records released_cents {'null' if released is None else released}")
+
+
+def _check_ledger(entries: dict[str, bytes], tenant_id: str | None, signing_key_hex: str | None, problems: list[str]) -> tuple[int, int | None, dict[str, int] | None]:
+    """ledger.jsonl from genesis (sequence, links, hashes, each body against its columns), then the checkpoint. Also
+    answers what the rows paid each intent's payee (None when a row could not be read)."""
     if LEDGER_PATH not in entries or CHECKPOINT_PATH not in entries:
         problems.append(f"the bundle needs {LEDGER_PATH} and {CHECKPOINT_PATH}")
-        return 0, None
+        return 0, None, None
     last_seq, last_hash, rows = 0, LEDGER_GENESIS_ROW_HASH, 0
+    paid_to_payee: dict[str, int] = {}
     lines = [line for line in entries[LEDGER_PATH].decode("utf-8", "replace").split("\n") if line != ""]
     for number, text in enumerate(lines, start=1):
         where = f"{LEDGER_PATH} line {number}"
@@ -131,16 +171,18 @@ def _check_ledger(entries: dict[str, bytes], tenant_id: str | None, signing_key_
             if encode_ledger_row_body(tenant_id or "", line) != body:
                 problems.append(f"{where}: body_hex does not match the row's columns and the manifest's tenant")
             last_seq, last_hash = line["ledger_seq"], bytes.fromhex(line["row_hash_hex"])
+            if line["side"] == "debit" and _is_payee_account(line["account"]):
+                paid_to_payee[line["intent_id"]] = paid_to_payee.get(line["intent_id"], 0) + line["amount_cents"]
         except Exception as error:  # noqa: BLE001 - an unreadable row ends the walk with a finding
             problems.append(f"{where}: unreadable row ({error})")
-            return rows, None
+            return rows, None, None
     try:
         checkpoint = json.loads(entries[CHECKPOINT_PATH].decode("utf-8"))
         if not isinstance(checkpoint, dict):
             raise ValueError("not a JSON object")
     except ValueError as error:
         problems.append(f"{CHECKPOINT_PATH} is not JSON ({error})")
-        return rows, None
+        return rows, None, paid_to_payee
     signed = {name: checkpoint.get(name) for name in ("tenant_id", "ledger_seq", "row_hash_hex", "issued_at")}
     digest = sha256(compact_json(signed).encode("utf-8"))
     if digest.hex() != checkpoint.get("message_digest_sha256_hex"):
@@ -156,4 +198,4 @@ def _check_ledger(entries: dict[str, bytes], tenant_id: str | None, signing_key_
         problems.append(f"checkpoint: tenant {checkpoint.get('tenant_id')}, the manifest names {tenant_id}")
     if checkpoint.get("ledger_seq") != last_seq or checkpoint.get("row_hash_hex") != last_hash.hex():
         problems.append(f"checkpoint names seq {checkpoint.get('ledger_seq')} ({checkpoint.get('row_hash_hex')}), {LEDGER_PATH} ends at seq {last_seq} ({last_hash.hex()})")
-    return rows, checkpoint.get("ledger_seq") if isinstance(checkpoint.get("ledger_seq"), int) else None
+    return rows, (checkpoint.get("ledger_seq") if isinstance(checkpoint.get("ledger_seq"), int) else None), paid_to_payee

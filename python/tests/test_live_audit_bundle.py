@@ -84,3 +84,21 @@ def test_an_unlisted_file_and_garbage_are_reported(bundle):
     report = verify_audit_bundle(rezip(bundle[0], lambda entries: entries.update({"extra.txt": b"x"})), bundle[1])
     assert report.problems == ["extra.txt: in the bundle but not listed in the manifest"]
     assert verify_audit_bundle(b"not a zip").problems[0].startswith("not a readable ZIP")
+
+
+def test_an_intent_line_whose_parts_disagree_with_the_ledger_is_found(bundle):
+    def change(entries):
+        lines = entries["intents.jsonl"].decode().splitlines()
+        number = next(index for index, line in enumerate(lines) if json.loads(line)["released_cents"] is None)
+        intent = json.loads(lines[number])
+        # An unsettled intent said to have paid its payee everything: the ledger paid it nothing.
+        intent["released_cents"], intent["refunded_cents"] = intent["amount_cents"], 0
+        lines[number] = json.dumps(intent)
+        entries["intents.jsonl"] = ("\n".join(lines) + "\n").encode()
+        changed.append((number + 1, intent["amount_cents"]))
+
+    changed: list[tuple[int, int]] = []
+    report = verify_audit_bundle(rezip(bundle[0], change), bundle[1])
+    line, amount = changed[0]
+    assert not report.ok
+    assert f"intents.jsonl line {line}: ledger.jsonl paid the payee 0, the intent records released_cents {amount}" in report.problems

@@ -110,8 +110,9 @@ const hex64 = /^[0-9a-f]{64}$/;
 
 /**
  * Verifies a bundle offline: the manifest's signature (against `publicKeyHex` when given, else its embedded key),
- * every listed file's SHA-256 and size, no unlisted file, the ledger chain of ledger.jsonl from genesis, and the
- * signed checkpoint naming its tip. Never throws for a bad bundle: every finding is a problem in the report.
+ * every listed file's SHA-256 and size, no unlisted file, the ledger chain of ledger.jsonl from genesis, the
+ * signed checkpoint naming its tip, the transparency log's files, and each intent line's settled parts against what
+ * the ledger paid its payee. Never throws for a bad bundle: every finding is a problem in the report.
  */
 /** How far an offline verification has got, for a progress display: files checked, then ledger lines. */
 export interface AuditBundleProgress {
@@ -195,6 +196,7 @@ export function verifyAuditBundle(
   }
 
   const chain = verifyLedgerFiles(entries, tenantId, signingKeyHex ?? options.publicKeyHex ?? null, problems, options.onProgress);
+  verifyIntentOutcomes(entries, chain.paidToPayee, problems);
   const manifestSeq = typeof manifest.checkpoint_last_ledger_seq === 'number' ? manifest.checkpoint_last_ledger_seq : 0;
   if (chain.checkpointSeq !== null && chain.checkpointSeq !== manifestSeq) {
     problems.push(`manifest checkpoint_last_ledger_seq is ${manifestSeq}, the checkpoint names ${chain.checkpointSeq}`);
@@ -276,23 +278,65 @@ function verifyTransparencyFiles(
   return { leaves: lines.length, treeSize: head.tree_size };
 }
 
-/** ledger.jsonl from genesis: sequence, links, hashes, each body against its columns; then the checkpoint. */
+/** A ledger account that holds what an intent paid its payee (src/engine/ledger-posting.ts names it). */
+const isPayeeAccount = (account: string): boolean => account.startsWith('payee:') && account.endsWith(':payable');
+
+/**
+ * The outcome each line of intents.jsonl states, against the bundle's ledger: a settled intent's parts
+ * (`released_cents`, `refunded_cents`) add up to its amount, and what the ledger's rows of the intent paid its payee
+ * is its `released_cents` (0 before it settles). `paidToPayee` is null when the ledger could not be read to its end
+ * (that is a problem already). Lines of bundles made before the fields existed have no `released_cents`: unchecked.
+ */
+function verifyIntentOutcomes(entries: Record<string, Uint8Array>, paidToPayee: ReadonlyMap<string, number> | null, problems: string[]): void {
+  const bytes = entries[auditBundlePaths.intents];
+  if (!bytes) return;
+  const lines = strFromU8(bytes).split('\n').filter((line) => line !== '');
+  for (const [index, text] of lines.entries()) {
+    const where = `${auditBundlePaths.intents} line ${index + 1}`;
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text) as Record<string, unknown>;
+      if (line === null || typeof line !== 'object' || Array.isArray(line)) throw new Error('not a JSON object');
+    } catch (error) {
+      problems.push(`${where}: unreadable line (${(error as Error).message})`);
+      continue;
+    }
+    if (!('released_cents' in line)) continue;
+    const { intent_id: intentId, amount_cents: amount, released_cents: released, refunded_cents: refunded } = line;
+    const settled = Number.isSafeInteger(released) && Number.isSafeInteger(refunded);
+    if (!settled && !(released === null && refunded === null)) {
+      problems.push(`${where}: released_cents and refunded_cents are not both integers or both null`);
+      continue;
+    }
+    if (settled && (released as number) + (refunded as number) !== amount) {
+      problems.push(`${where}: released_cents ${String(released)} and refunded_cents ${String(refunded)} do not add up to amount_cents ${String(amount)}`);
+    }
+    const paid = paidToPayee?.get(String(intentId)) ?? 0;
+    if (paidToPayee !== null && paid !== (released ?? 0)) {
+      problems.push(`${where}: ${auditBundlePaths.ledger} paid the payee ${paid}, the intent records released_cents ${String(released)}`);
+    }
+  }
+}
+
+/** ledger.jsonl from genesis: sequence, links, hashes, each body against its columns; then the checkpoint. Also
+ * answers what the rows paid each intent's payee (null when a row could not be read). */
 function verifyLedgerFiles(
   entries: Record<string, Uint8Array>,
   tenantId: string | null,
   signingKeyHex: string | null,
   problems: string[],
   onProgress?: (progress: AuditBundleProgress) => void,
-): { rows: number; checkpointSeq: number | null } {
+): { rows: number; checkpointSeq: number | null; paidToPayee: Map<string, number> | null } {
   const ledgerBytes = entries[auditBundlePaths.ledger];
   const checkpointBytes = entries[auditBundlePaths.checkpoint];
   if (!ledgerBytes || !checkpointBytes) {
     problems.push(`the bundle needs ${auditBundlePaths.ledger} and ${auditBundlePaths.checkpoint}`);
-    return { rows: 0, checkpointSeq: null };
+    return { rows: 0, checkpointSeq: null, paidToPayee: null };
   }
   let lastSeq = 0;
   let lastHash: Uint8Array = ledgerGenesisRowHash;
   let rows = 0;
+  const paidToPayee = new Map<string, number>();
   const lines = strFromU8(ledgerBytes).split('\n').filter((line) => line !== '');
   for (const [index, text] of lines.entries()) {
     onProgress?.({ phase: 'ledger', done: index, total: lines.length });
@@ -323,9 +367,10 @@ function verifyLedgerFiles(
       if (!Buffer.from(expected).equals(body)) problems.push(`${where}: body_hex does not match the row's columns and the manifest's tenant`);
       lastSeq = line.ledger_seq;
       lastHash = Buffer.from(line.row_hash_hex, 'hex');
+      if (line.side === 'debit' && isPayeeAccount(line.account)) paidToPayee.set(line.intent_id, (paidToPayee.get(line.intent_id) ?? 0) + line.amount_cents);
     } catch (error) {
       problems.push(`${where}: unreadable row (${(error as Error).message})`);
-      return { rows, checkpointSeq: null };
+      return { rows, checkpointSeq: null, paidToPayee: null };
     }
   }
 
@@ -334,7 +379,7 @@ function verifyLedgerFiles(
     checkpoint = JSON.parse(strFromU8(checkpointBytes)) as LedgerCheckpoint;
   } catch (error) {
     problems.push(`${auditBundlePaths.checkpoint} is not JSON (${(error as Error).message})`);
-    return { rows, checkpointSeq: null };
+    return { rows, checkpointSeq: null, paidToPayee };
   }
   const fields = { tenant_id: checkpoint.tenant_id, ledger_seq: checkpoint.ledger_seq, row_hash_hex: checkpoint.row_hash_hex, issued_at: checkpoint.issued_at };
   const digest = sha256(ledgerCheckpointBytes(fields));
@@ -352,5 +397,5 @@ function verifyLedgerFiles(
   if (checkpoint.ledger_seq !== lastSeq || checkpoint.row_hash_hex !== bytesToHex(lastHash)) {
     problems.push(`checkpoint names seq ${checkpoint.ledger_seq} (${checkpoint.row_hash_hex}), ${auditBundlePaths.ledger} ends at seq ${lastSeq} (${bytesToHex(lastHash)})`);
   }
-  return { rows, checkpointSeq: typeof checkpoint.ledger_seq === 'number' ? checkpoint.ledger_seq : null };
+  return { rows, checkpointSeq: typeof checkpoint.ledger_seq === 'number' ? checkpoint.ledger_seq : null, paidToPayee };
 }

@@ -119,6 +119,11 @@ function intentLine(intent: Intent, evidence: ExportEvidence | undefined, tier: 
     funded_at: intent.fundedAt?.toISOString() ?? null,
     evidence_recorded_at: intent.evidenceRecordedAt?.toISOString() ?? null,
     settled_at: intent.settledAt?.toISOString() ?? null,
+    // How the rule settles (a metered rule releases the payee's signed cost), and once settled the parts: paid to the
+    // payee and returned (their sum is amount_cents; a split, `resolved_split`, has both above 0). Null before.
+    release_mode: intent.releaseMode,
+    released_cents: intent.releasedCents,
+    refunded_cents: intent.refundedCents,
     evidence: evidence
       ? {
           payee_did: evidence.payeeDid,

@@ -111,8 +111,15 @@ export interface SpendQuestion {
 export interface SpendJudgement {
   /** Every check the spend fails, in the order /verify checks them: /verify answers the first, a preflight all. */
   readonly denyCodes: readonly CapabilityDenyCode[];
-  /** amount − reserved − consumed, before this spend. */
+  /** What the capability can still spend before this spend (remainingSpendCents). */
   readonly remainingCents: bigint;
+}
+
+/** What an intent's capability can still spend: amount − reserved − consumed while the intent is open; 0 once it
+ * settled, when the settlement closed its reservations (consumed within the released part, released back otherwise)
+ * and its capability is revoked. /verify, the preflight and the budget read all answer this. */
+export function remainingSpendCents(intent: Intent, totals: SpendTotals): bigint {
+  return isTerminalState(intent.state) ? 0n : BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
 }
 
 /**
@@ -121,7 +128,7 @@ export interface SpendJudgement {
  * nothing), so the two can never disagree about the same intent, totals and request.
  */
 export function judgeSpend(intent: Intent, totals: SpendTotals, question: SpendQuestion, nowMs: number): SpendJudgement {
-  const remainingCents = BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents;
+  const remainingCents = remainingSpendCents(intent, totals);
   const denyCodes: CapabilityDenyCode[] = [];
   // The lifecycle table declares in which states a capability is live; any other state revokes it.
   if (!capabilityLiveStates.includes(intent.state)) denyCodes.push('capability.revoked');
@@ -249,7 +256,7 @@ export async function readIntentBudget(tx: Queryable, tenantId: string, intentId
     reserved_cents: safeIntegerOf(totals.reservedCents, 'reserved_cents'),
     consumed_cents: safeIntegerOf(totals.consumedCents, 'consumed_cents'),
     // A settled intent can spend nothing more: its reservations were closed by the settlement (reserved 0).
-    remaining_cents: isTerminalState(intent.state) ? 0 : safeIntegerOf(BigInt(intent.amountCents) - totals.reservedCents - totals.consumedCents, 'remaining_cents'),
+    remaining_cents: safeIntegerOf(remainingSpendCents(intent, totals), 'remaining_cents'),
     released_cents: intent.releasedCents,
     refunded_cents: intent.refundedCents,
   };

@@ -173,6 +173,7 @@ async function runInstruction(database: Database, runtime: RailRuntime, instruct
     });
     if (recorded) recordInstructionOutcomeEvent(tx, recorded);
   });
+  crashPoint('instruct.after_record');
   return status;
 }
 

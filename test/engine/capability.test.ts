@@ -219,7 +219,7 @@ describe('POST /verify denies', () => {
     expect((await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 200 })).json()).toMatchObject({ allow: true, remaining_cents: 0 });
   });
 
-  it('capability.revoked: the intent released; what is left still counts only reservations and consumption', async () => {
+  it('capability.revoked: the intent released; nothing is left, and the open reservation was consumed by the release', async () => {
     const { intentId, token } = await fundedIntent();
     const reserved = (await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 150 })).json();
     expect(reserved.allow).toBe(true);
@@ -229,9 +229,11 @@ describe('POST /verify denies', () => {
     expect((await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 50 })).json()).toMatchObject({ allow: true, remaining_cents: 300 });
     expect((await post(`/harbor/intents/${intentId}/settlement/confirm`, {})).json().state).toBe('released');
     const answer = expectDeny(await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: 1 }), 'capability.revoked');
-    expect(answer.remaining_cents).toBe(300);
-    // The open reservation stays as it was, and can still be completed.
+    expect(answer.remaining_cents).toBe(0);
+    // The settlement closed the open reservations within the released amount: completing one as consumed answers it
+    // as it stands; as released, it is the other outcome.
     expect((await complete(reserved.decision_id, 'consumed')).json().status).toBe('consumed');
+    expect((await complete(reserved.decision_id, 'released')).statusCode).toBe(409);
     const report = await verifyTenantLedger(db, acme.tenantId);
     expect(report.problems).toEqual([]);
   });
@@ -239,6 +241,104 @@ describe('POST /verify denies', () => {
   it('documents every deny code in docs/capabilities.md', () => {
     const documented = readFileSync(new URL('../../docs/capabilities.md', import.meta.url), 'utf8');
     for (const code of capabilityDenyCodes) expect(documented).toContain(`\`${code}\``);
+  });
+});
+
+describe('reservations close at settlement (docs/capabilities.md#reservations)', () => {
+  const budget = async (intentId: string) => {
+    const response = await app.inject({ url: `/harbor/intents/${intentId}/budget`, headers: bearer(acme.adminKey) });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json();
+  };
+  const preflight = async (intentId: string) => {
+    const response = await post('/v1/spend/preflight', { intent_id: intentId });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json();
+  };
+  /** The reservation list of the spend controls for one intent, oldest first, by status. */
+  const listed = async (intentId: string) => {
+    const response = await app.inject({ url: `/v1/admin/spend-controls/reservations?status=all&limit=100&intent_id=${intentId}`, headers: bearer(acme.adminKey) });
+    expect(response.statusCode, response.body).toBe(200);
+    return (response.json().data as Array<{ status: string; amount_cents: number }>).reverse().map((row) => ({ status: row.status, cents: row.amount_cents }));
+  };
+  const reserve = async (intentId: string, token: string, cents: number) => {
+    const verdict = (await verify({ intent_id: intentId, token, operation: 'search.web', requested_spend_cents: cents })).json();
+    expect(verdict.allow, JSON.stringify(verdict)).toBe(true);
+    return verdict.decision_id as string;
+  };
+  const evidence = async (intentId: string, payload: Record<string, unknown>) => {
+    const recorded = await post(`/harbor/intents/${intentId}/evidence`, signedEvidenceBody({ tenantId: acme.tenantId, intentId, payee, payload }));
+    expect(recorded.statusCode, recorded.body).toBe(200);
+  };
+  const confirm = async (intentId: string) => {
+    const settled = await post(`/harbor/intents/${intentId}/settlement/confirm`, {});
+    expect(settled.statusCode, settled.body).toBe(200);
+    return settled.json();
+  };
+  /** A completion_budget_v1 version with release_mode metered, rolled out: an intent bound to it (v7) splits. */
+  async function meteredPolicy(): Promise<NonNullable<CreateOptions['policy']>> {
+    const drafted = await post('/harbor/policy/v1/drafts', { template_id: 'completion_budget_v1', parameters: { release_mode: 'metered' } });
+    expect(drafted.statusCode, drafted.body).toBe(201);
+    const rolled = await post('/harbor/policy/v1/rollout', { template_id: 'completion_budget_v1', version_seq: drafted.json().version_seq });
+    expect(rolled.statusCode, rolled.body).toBe(200);
+    const version = drafted.json();
+    return { templateId: 'completion_budget_v1', versionSeq: version.version_seq, contentDigestHex: version.content_digest, materializedPredicate: version.materialized_predicate };
+  }
+  /** After settlement the budget read, the preflight and the reservation list agree: nothing reserved, nothing left. */
+  async function expectClosed(intentId: string, consumed: number, parts: { released: number; refunded: number }) {
+    const read = await budget(intentId);
+    expect(read).toMatchObject({ reserved_cents: 0, consumed_cents: consumed, remaining_cents: 0, released_cents: parts.released, refunded_cents: parts.refunded });
+    expect(await preflight(intentId)).toMatchObject({ reserved_cents: 0, consumed_cents: consumed, remaining_cents: 0, outcome: 'deny', code: 'capability.revoked' });
+    const rows = await listed(intentId);
+    expect(rows.some((row) => row.status === 'active')).toBe(false);
+    expect(rows.filter((row) => row.status === 'consumed').reduce((sum, row) => sum + row.cents, 0)).toBe(consumed);
+    return rows;
+  }
+
+  it('a release consumes the open reservations', async () => {
+    const { intentId, token } = await fundedIntent();
+    await reserve(intentId, token, 150);
+    await reserve(intentId, token, 50);
+    expect(await budget(intentId)).toMatchObject({ reserved_cents: 200, consumed_cents: 0, remaining_cents: 300, released_cents: null, refunded_cents: null });
+    await evidence(intentId, { status: 'completed' });
+    expect(await confirm(intentId)).toMatchObject({ state: 'released', released_cents: 500, refunded_cents: 0 });
+    expect(await reservations(intentId)).toEqual([{ status: 'consumed', cents: 150 }, { status: 'consumed', cents: 50 }]);
+    expect(await expectClosed(intentId, 200, { released: 500, refunded: 0 })).toEqual([{ status: 'consumed', cents: 150 }, { status: 'consumed', cents: 50 }]);
+  });
+
+  it('a refund releases the open reservations back; what the tool consumed before stays consumed', async () => {
+    const { intentId, token } = await fundedIntent();
+    const used = await reserve(intentId, token, 60);
+    expect((await complete(used, 'consumed')).statusCode).toBe(200);
+    await reserve(intentId, token, 100);
+    await evidence(intentId, { status: 'failed' });
+    expect(await confirm(intentId)).toMatchObject({ state: 'refunded', released_cents: 0, refunded_cents: 500 });
+    expect(await reservations(intentId)).toEqual([{ status: 'consumed', cents: 60 }, { status: 'released', cents: 100 }]);
+    await expectClosed(intentId, 60, { released: 0, refunded: 500 });
+  });
+
+  it('a split consumes the reservation of the released part and returns the rest: consumed = released_cents', async () => {
+    // The README's metered tool: 120 of 250 reserved (130 left), the payee signs a cost of 120.
+    const { intentId, token } = await fundedIntent(acme, { policy: await meteredPolicy(), amountCents: 250 });
+    await reserve(intentId, token, 120);
+    expect(await budget(intentId)).toMatchObject({ reserved_cents: 120, consumed_cents: 0, remaining_cents: 130 });
+    await evidence(intentId, { status: 'completed', cost_cents: 120 });
+    expect(await confirm(intentId)).toMatchObject({ state: 'resolved_split', released_cents: 120, refunded_cents: 130 });
+    expect(await reservations(intentId)).toEqual([{ status: 'consumed', cents: 120 }]);
+    await expectClosed(intentId, 120, { released: 120, refunded: 130 });
+  });
+
+  it('a split whose reservations exceed the released part consumes them oldest first while they fit, and releases the rest', async () => {
+    const { intentId, token } = await fundedIntent(acme, { policy: await meteredPolicy(), amountCents: 250 });
+    for (const cents of [100, 50, 20]) await reserve(intentId, token, cents);
+    await evidence(intentId, { status: 'completed', cost_cents: 120 });
+    expect(await confirm(intentId)).toMatchObject({ state: 'resolved_split', released_cents: 120, refunded_cents: 130 });
+    // 100 fits within 120; 100 + 50 does not; 100 + 20 would, but the close goes by running total, oldest first.
+    const closed = await reservations(intentId);
+    expect(closed).toEqual([{ status: 'consumed', cents: 100 }, { status: 'released', cents: 50 }, { status: 'released', cents: 20 }]);
+    await expectClosed(intentId, 100, { released: 120, refunded: 130 });
+    const report = await verifyTenantLedger(db, acme.tenantId);
+    expect(report.problems).toEqual([]);
   });
 });
 

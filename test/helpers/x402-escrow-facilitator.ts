@@ -225,6 +225,17 @@ export async function startEscrowFacilitator(options: { apiKey?: string; network
     return fail('invalid_auth_capture_evm_payload_type');
   }
 
+  /** The hold a lifecycle payload (capture, void) names, as the escrow hashes its PaymentInfo; undefined for a collect
+   * or a payload too malformed to hash (its /settle refuses it). */
+  function lifecycleHashOf(payload: any, requirements: Requirements): string | undefined {
+    const info = payload.payload?.type === undefined ? undefined : (payload.payload?.paymentInfo as Info | undefined);
+    try {
+      return info ? hashInfo(chainIdOf(requirements.network), info) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -254,7 +265,7 @@ export async function startEscrowFacilitator(options: { apiKey?: string; network
         }
         const idempotencyKey = request.headers['idempotency-key'] as string | undefined;
         const replay = idempotencyKey ? replays.get(idempotencyKey) : undefined;
-        settles.push({ operation: type ?? 'authorize', idempotencyKey, paymentInfoHash: undefined });
+        settles.push({ operation: type ?? 'authorize', idempotencyKey, paymentInfoHash: lifecycleHashOf(paymentPayload, paymentRequirements) });
         if (replay) return send(replay.status, replay.body);
         let answer: { status: number; body: unknown };
         if (type === undefined) {

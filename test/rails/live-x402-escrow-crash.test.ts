@@ -3,115 +3,138 @@
 // was answered and before the outcome is committed. The claim stays; after its lease the restarted server's sweeper
 // takes it over and asks the facilitator again under the same idempotency key, which replays the capture: the
 // payee is paid once, the instruction succeeds with the capture's transaction, nothing is lost or doubled.
+// A split (capture of the payee's part, void of the rest) is killed twice: after the capture, and again after the
+// capture's takeover is recorded and before the void is asked (`instruct.after_record`); the third life voids once.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../src/infra/database.ts';
-import { ed25519SignerFromSeed } from '../../src/signing/ed25519.ts';
-import { createRecognitionProof, recognitionPurposes } from '../../src/signing/recognition.ts';
-import { createTestTenant, type TestTenant } from '../helpers/app.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { call, type HttpAnswer } from '../helpers/http-client.ts';
-import { party, signedCreateBody, signedEvidenceBody } from '../helpers/intents.ts';
-import { runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { recognitionPurposes } from '../../src/signing/recognition.ts';
 import { testAccount } from '../helpers/x402-facilitator.ts';
-import { signEscrowPayment, startEscrowFacilitator, type EscrowFacilitator } from '../helpers/x402-escrow-facilitator.ts';
+import { signEscrowPayment, startEscrowFacilitator, type EscrowFacilitator, type EscrowPayment } from '../helpers/x402-escrow-facilitator.ts';
+import { setUpCrashRig, type CrashRig } from './live-crash-fixtures.ts';
 
 const apiKey = 'fac_escrow_crash_0c1f';
-const secretsKey = randomBytes(32).toString('base64');
-let database: TestDatabase;
-let db: Database;
+const receiverAuthorizerKey = `0x${randomBytes(32).toString('hex')}`;
+let rig: CrashRig;
 let facilitator: EscrowFacilitator;
-let server: ServerProcess | undefined;
-let tenant: TestTenant;
-const agent = ed25519SignerFromSeed(randomBytes(32));
-const principal = party('did:principal:escrow-crash');
-const payee = party('did:payee:escrow-crash');
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  db = new Database({ ...database.connection, max: 2 });
+  rig = await setUpCrashRig('escrow-crash');
   facilitator = await startEscrowFacilitator({ apiKey });
-  tenant = await createTestTenant(database.connection, 'live');
 });
 
 afterAll(async () => {
-  await server?.stop('SIGKILL');
+  await rig?.close();
   await facilitator?.close();
-  await db?.close();
-  await database?.drop();
 });
 
-const start = (crashAt?: string) =>
-  startServerProcess({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', SVC_SECRETS_KEY: secretsKey, ...(crashAt ? { SVC_TEST_CRASH_AT: crashAt } : {}) }, 90_000);
+const configureEscrow = () => rig.configure({
+  rails: ['x402_usdc_base'],
+  x402_address: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+  x402_facilitator_url: facilitator.url,
+  x402_facilitator_api_key: apiKey,
+  x402_scheme: 'auth-capture',
+  x402_capture_authorizer: facilitator.captureAuthorizer,
+  x402_receiver_authorizer_key: receiverAuthorizerKey,
+});
 
-function post(path: string, purpose: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> {
-  const proof = createRecognitionProof({ signer: agent, keyId: 'agent-escrow-crash', purpose, tenantId: tenant.tenantId, method: 'POST', path, body: JSON.stringify(body) }).headerValue;
-  return call(server!.baseUrl, tenant.adminKey, 'POST', path, body, { 'x-svc-agent-recognition-proof': proof, ...headers });
+/** Funds the intent through the escrow (the client's signed authorization, the facilitator's hold): the hold. */
+async function fundHeld(intentId: string): Promise<EscrowPayment> {
+  const fundPath = `/harbor/intents/${intentId}/fund`;
+  const challenge = await rig.post(fundPath, recognitionPurposes.intentFund, {});
+  expect(challenge.status).toBe(402);
+  const signature = await signEscrowPayment(challenge.headers.get('payment-required')!, testAccount());
+  const funded = await rig.post(fundPath, recognitionPurposes.intentFund, {}, { 'payment-signature': signature });
+  expect(funded.status, funded.text).toBe(200);
+  return facilitator.payments.get(funded.json.funding.authorization_id)!;
 }
 
-async function instructions(intentId: string) {
-  return db.tenant(tenant.tenantId, async (tx) =>
-    (await tx.query(`SELECT kind, status, reference, claimed_at IS NOT NULL AS claimed FROM rail_instructions WHERE intent_id = $1`, [intentId])).rows);
-}
+/** The facilitator's /settle calls for one hold and one operation, each with its idempotency key. */
+const settlesOf = (hold: EscrowPayment, operation: 'capture' | 'void') =>
+  facilitator.settles.filter((settle) => settle.operation === operation && settle.paymentInfoHash === hold.paymentInfoHash);
 
 describe('a crash between the facilitator\'s capture and our record', () => {
   it('is recovered by the sweeper after the claim\'s lease: captured once, recorded once, the ledger verifies', async () => {
-    server = await start('instruct.after_rail_call');
-    for (const [kind, subject, hex] of [['agent', 'agent-escrow-crash', agent.publicKey.hex], ['principal', principal.did, principal.signer.publicKey.hex]] as const) {
-      expect((await call(server.baseUrl, tenant.adminKey, 'POST', '/v1/registry/keys', { kind, subject, public_key_ed25519_hex: hex })).status).toBe(201);
-    }
-    const configured = await call(server.baseUrl, tenant.adminKey, 'PUT', '/v1/admin/settlement/config', {
-      rails: ['x402_usdc_base'],
-      x402_address: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
-      x402_facilitator_url: facilitator.url,
-      x402_facilitator_api_key: apiKey,
-      x402_scheme: 'auth-capture',
-      x402_capture_authorizer: facilitator.captureAuthorizer,
-      x402_receiver_authorizer_key: `0x${randomBytes(32).toString('hex')}`,
-    });
-    expect(configured.status, configured.text).toBe(200);
-
-    const body = signedCreateBody({ tenantId: tenant.tenantId, principal, payee, amountCents: 900 });
-    const intentId = body.intent_id as string;
-    expect((await post('/harbor/intents', recognitionPurposes.intentCreate, body)).status).toBe(201);
-    const fundPath = `/harbor/intents/${intentId}/fund`;
-    const challenge = await post(fundPath, recognitionPurposes.intentFund, {});
-    expect(challenge.status).toBe(402);
-    const signature = await signEscrowPayment(challenge.headers.get('payment-required')!, testAccount());
-    const funded = await post(fundPath, recognitionPurposes.intentFund, {}, { 'payment-signature': signature });
-    expect(funded.status, funded.text).toBe(200);
-    const hold = facilitator.payments.get(funded.json.funding.authorization_id)!;
+    await rig.start('instruct.after_rail_call');
+    await configureEscrow();
+    const intentId = await rig.createIntent({ amountCents: 900 });
+    const hold = await fundHeld(intentId);
     expect(hold.capturable).toBe(9_000_000n);
-
-    const evidence = signedEvidenceBody({ tenantId: tenant.tenantId, intentId, payee, payload: { status: 'completed' } });
-    expect((await post(`/harbor/intents/${intentId}/evidence`, recognitionPurposes.evidenceSubmit, evidence)).status).toBe(200);
-    const confirmed = await post(`/harbor/intents/${intentId}/settlement/confirm`, recognitionPurposes.settlementConfirm, {});
-    expect(confirmed.json?.state, confirmed.text).toBe('released');
+    await rig.evidence(intentId, { status: 'completed' });
+    expect((await rig.confirm(intentId)).state).toBe('released');
 
     // The sweeper's next pass captures; the process dies before recording the outcome.
-    expect(await server.exited).toBeNull();
-    expect(server.child.signalCode).toBe('SIGKILL');
+    await rig.crashed();
     expect(hold.transactions.capture).toHaveLength(1);
     expect(hold).toMatchObject({ capturable: 0n, paidToReceiver: 9_000_000n });
-    expect(await instructions(intentId)).toEqual([{ kind: 'payout', status: 'pending', reference: null, claimed: true }]);
+    expect(await rig.instructions(intentId)).toEqual([{ kind: 'payout', status: 'pending', amount: 900, reference: null, claimed: true }]);
 
     // Restarted: after the claim's lease, a pass takes it over and asks again under the same idempotency key.
-    server = await start();
-    const deadline = Date.now() + 120_000;
-    while ((await instructions(intentId))[0]!.status === 'pending') {
-      if (Date.now() > deadline) throw new Error(`the capture was not recovered:\n${server.output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    expect(await instructions(intentId)).toEqual([{ kind: 'payout', status: 'succeeded', reference: hold.transactions.capture[0], claimed: false }]);
+    await rig.start();
+    await rig.waitForInstructions(intentId, (rows) => rows[0]!.status !== 'pending', 'the capture\'s recovery');
+    expect(await rig.instructions(intentId)).toEqual([{ kind: 'payout', status: 'succeeded', amount: 900, reference: hold.transactions.capture[0], claimed: false }]);
     expect(hold.transactions.capture).toHaveLength(1);
     expect(hold).toMatchObject({ capturable: 0n, refundable: 9_000_000n, paidToReceiver: 9_000_000n, returnedToPayer: 0n });
-    const captures = facilitator.settles.filter((settle) => settle.operation === 'capture');
+    const captures = settlesOf(hold, 'capture');
     expect(captures).toHaveLength(2);
     expect(captures[0]!.idempotencyKey).toBe(captures[1]!.idempotencyKey);
 
-    const read = await call(server.baseUrl, tenant.adminKey, 'GET', `/harbor/intents/${intentId}`);
-    expect(read.json).toMatchObject({ state: 'released', capture_id: hold.transactions.capture[0], void_id: null });
-    const verified = await runCli(['ledger', 'verify', '--tenant-id', tenant.tenantId, '--json'], { DATABASE_URL: database.url });
-    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(await rig.read(intentId)).toMatchObject({ state: 'released', capture_id: hold.transactions.capture[0], void_id: null });
+    await rig.expectLedgerVerifies();
   }, 300_000);
+});
+
+describe('a split killed after its capture, and again before its void', () => {
+  it('captures the payee\'s part once and voids the rest once: the hold ends paid 120 and returned 130, the ledger verifies', async () => {
+    await rig.start('instruct.after_rail_call');
+    await configureEscrow();
+    // Metered through what the principal signed (a v7 binding): the payee's signed cost of 120 of 250 is released.
+    const intentId = await rig.createIntent({ amountCents: 250, policy: await rig.meteredPolicy() });
+    const hold = await fundHeld(intentId);
+    expect(hold.capturable).toBe(2_500_000n);
+    await rig.evidence(intentId, { status: 'completed', cost_cents: 120 });
+    expect(await rig.confirm(intentId)).toMatchObject({ state: 'resolved_split', released_cents: 120, refunded_cents: 130 });
+
+    // First life: the capture of the part is answered; the process dies before recording it. The void waits for it.
+    await rig.crashed();
+    expect(hold).toMatchObject({ capturable: 1_300_000n, refundable: 1_200_000n, paidToReceiver: 1_200_000n, returnedToPayer: 0n });
+    expect(hold.transactions.capture).toHaveLength(1);
+    expect(hold.transactions.void).toHaveLength(0);
+    expect(await rig.instructions(intentId)).toEqual([
+      { kind: 'payout', status: 'pending', amount: 120, reference: null, claimed: true },
+      { kind: 'refund', status: 'pending', amount: 130, reference: null, claimed: false },
+    ]);
+
+    // Second life: after the lease, the capture is asked again under its key (replayed, not repeated) and recorded;
+    // the process dies right after that record, before the void is claimed or asked.
+    await rig.start('instruct.after_record');
+    await rig.crashed();
+    expect(await rig.instructions(intentId)).toEqual([
+      { kind: 'payout', status: 'succeeded', amount: 120, reference: hold.transactions.capture[0], claimed: false },
+      { kind: 'refund', status: 'pending', amount: 130, reference: null, claimed: false },
+    ]);
+    expect(hold.transactions.capture).toHaveLength(1);
+    expect(settlesOf(hold, 'void')).toHaveLength(0);
+
+    // Third life: the void, once.
+    await rig.start();
+    await rig.waitForInstructions(intentId, (rows) => rows.every((row) => row.status !== 'pending'), 'the void');
+    expect(await rig.instructions(intentId)).toEqual([
+      { kind: 'payout', status: 'succeeded', amount: 120, reference: hold.transactions.capture[0], claimed: false },
+      { kind: 'refund', status: 'succeeded', amount: 130, reference: hold.transactions.void[0], claimed: false },
+    ]);
+    // Nothing captured twice, nothing lost: captured = released_cents, voided = refunded_cents, the hold empty.
+    expect(hold).toMatchObject({ capturable: 0n, refundable: 1_200_000n, paidToReceiver: 1_200_000n, returnedToPayer: 1_300_000n });
+    expect(hold.transactions.capture).toHaveLength(1);
+    expect(hold.transactions.void).toHaveLength(1);
+    const captures = settlesOf(hold, 'capture');
+    expect(captures).toHaveLength(2);
+    expect(captures[1]!.idempotencyKey).toBe(captures[0]!.idempotencyKey);
+    expect(settlesOf(hold, 'void')).toHaveLength(1);
+    expect(settlesOf(hold, 'void')[0]!.idempotencyKey).not.toBe(captures[0]!.idempotencyKey);
+
+    expect(await rig.read(intentId)).toMatchObject({
+      state: 'resolved_split', released_cents: 120, refunded_cents: 130, capture_id: hold.transactions.capture[0], void_id: hold.transactions.void[0],
+    });
+    await rig.expectLedgerVerifies();
+  }, 400_000);
 });

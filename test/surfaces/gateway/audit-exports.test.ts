@@ -19,7 +19,7 @@ import { sandboxX402Payers, sandboxX402PaymentSignature } from '../../../src/rai
 import { buildAuditBundle, verifyAuditBundle } from '../../../src/services/audit-bundle.ts';
 import { bearer, buildTestApp, createTestTenant, type TestTenant } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
-import { party, signedCreateBody, signedEvidenceBody } from '../../helpers/intents.ts';
+import { party, signedCreateBody, signedEvidenceBody, type CreateOptions } from '../../helpers/intents.ts';
 import { projectRoot } from '../../helpers/server-process.ts';
 
 const run = promisify(execFile);
@@ -32,6 +32,7 @@ let tmp: string;
 const principal = party('did:principal:alice');
 const payee = party('did:payee:tools');
 const intentIds: string[] = [];
+let splitIntentId: string;
 
 const base = '/v1/compliance/audit-exports';
 const sha256Hex = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -47,16 +48,28 @@ async function ok(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, key: s
 }
 
 /** An intent of A, funded (so the ledger has rows), with evidence when asked. */
-async function fundedIntent(withEvidence: boolean): Promise<string> {
-  const body = signedCreateBody({ tenantId: a.tenantId, principal, payee, allowedTools: ['search.web'] });
+async function fundedIntent(withEvidence: boolean, options: Partial<CreateOptions> = {}, payload: object = { status: 'completed', note: 'secret-payload-text' }): Promise<string> {
+  const body = signedCreateBody({ tenantId: a.tenantId, principal, payee, allowedTools: ['search.web'], ...options });
   const intentId = (await ok('POST', '/harbor/intents', a.adminKey, body)).intent_id as string;
   const challenge = await call('POST', `/harbor/intents/${intentId}/fund`, a.adminKey, {});
   await ok('POST', `/harbor/intents/${intentId}/fund`, a.adminKey, {}, {
     'payment-signature': sandboxX402PaymentSignature(challenge.headers['payment-required'] as string, { from: sandboxX402Payers.success }),
   });
   if (withEvidence) {
-    await ok('POST', `/harbor/intents/${intentId}/evidence`, a.adminKey, signedEvidenceBody({ tenantId: a.tenantId, intentId, payee, payload: { status: 'completed', note: 'secret-payload-text' } }));
+    await ok('POST', `/harbor/intents/${intentId}/evidence`, a.adminKey, signedEvidenceBody({ tenantId: a.tenantId, intentId, payee, payload }));
   }
+  return intentId;
+}
+
+/** An intent of A bound (v7) to a metered completion_budget_v1 version and settled for part: the payee's signed cost
+ * of 120 of 250 released, 130 refunded (docs/engine.md#the-split-rule). */
+async function splitIntent(): Promise<string> {
+  const drafted = await ok('POST', '/harbor/policy/v1/drafts', a.adminKey, { template_id: 'completion_budget_v1', parameters: { release_mode: 'metered' } });
+  await ok('POST', '/harbor/policy/v1/rollout', a.adminKey, { template_id: 'completion_budget_v1', version_seq: drafted.version_seq });
+  const policy = { templateId: 'completion_budget_v1', versionSeq: drafted.version_seq, contentDigestHex: drafted.content_digest, materializedPredicate: drafted.materialized_predicate };
+  const intentId = await fundedIntent(true, { policy, amountCents: 250 }, { status: 'completed', cost_cents: 120 });
+  const settled = await ok('POST', `/harbor/intents/${intentId}/settlement/confirm`, a.adminKey, {});
+  expect(settled).toMatchObject({ state: 'resolved_split', released_cents: 120, refunded_cents: 130 });
   return intentId;
 }
 
@@ -85,6 +98,8 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-export-test-'));
   await ok('PUT', '/v1/admin/settlement/config', a.adminKey, { rails: ['x402_usdc_base'], x402_address: '0x1111111111111111111111111111111111111111' });
   intentIds.push(await fundedIntent(false), await fundedIntent(true));
+  splitIntentId = await splitIntent();
+  intentIds.push(splitIntentId);
 }, 60_000);
 
 afterAll(async () => {
@@ -142,7 +157,7 @@ describe('audit exports', () => {
 
     const intents = strFromU8(entries['intents.jsonl']!).trim().split('\n').map((line) => JSON.parse(line));
     expect(intents.map((intent) => intent.intent_id).sort()).toEqual([...intentIds].sort());
-    const withEvidence = intents.find((intent) => intent.evidence !== null);
+    const withEvidence = intents.find((intent) => intent.evidence !== null && intent.intent_id !== splitIntentId);
     expect(withEvidence.evidence.payload_digest_hex).toMatch(/^[0-9a-f]{64}$/);
     expect(withEvidence.evidence).not.toHaveProperty('payload');
     expect(strFromU8(entries['intents.jsonl']!)).not.toContain('secret-payload-text');
@@ -152,6 +167,22 @@ describe('audit exports', () => {
     expect(manifest.checkpoint_last_ledger_seq).toBe(tip.ledger_seq);
     const checkpoint = JSON.parse(strFromU8(entries['ledger-checkpoint.json']!));
     expect(checkpoint).toMatchObject({ tenant_id: a.tenantId, ledger_seq: tip.ledger_seq, row_hash_hex: tip.row_hash_hex });
+
+    // The split travels with its intent: the outcome and both parts, as the intent answer carries them, and the
+    // ledger's split transaction moves the same parts; an unsettled intent's parts are null.
+    const split = intents.find((intent) => intent.intent_id === splitIntentId);
+    expect(split).toMatchObject({ state: 'resolved_split', release_mode: 'metered', amount_cents: 250, released_cents: 120, refunded_cents: 130 });
+    const read = (await ok('GET', `/harbor/intents/${splitIntentId}`, a.adminKey)) as Record<string, unknown>;
+    expect(split).toMatchObject({ state: read.state, release_mode: read.release_mode, released_cents: read.released_cents, refunded_cents: read.refunded_cents });
+    for (const open of intents.filter((intent) => intent.intent_id !== splitIntentId)) {
+      expect(open).toMatchObject({ state: expect.stringMatching(/^(funded|evidence_recorded)$/), release_mode: 'full', released_cents: null, refunded_cents: null });
+    }
+    const splitRows = ledger.filter((row) => row.intent_id === splitIntentId && row.event_kind === 'split');
+    expect(splitRows.map((row) => [row.account, row.side, row.amount_cents])).toEqual([
+      [`payee:${payee.did}:payable`, 'debit', 120],
+      [`payer:${principal.did}:refund`, 'debit', 130],
+      [`intent:${splitIntentId}:escrow`, 'credit', 250],
+    ]);
   });
 
   it('`svc audit verify` accepts the bundle offline (exit 0) and rejects any change (exit 1)', async () => {
@@ -186,14 +217,14 @@ describe('audit exports', () => {
     const manifest = JSON.parse(strFromU8(entries['manifest.json']!));
     const lines = strFromU8(entries['ledger.jsonl']!).trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(2);
-    const resign = (ledger: string[]) => {
+    const resign = (ledger: string[], intents: Uint8Array = entries['intents.jsonl']!) => {
       const built = buildAuditBundle(
         {
           tenantId: a.tenantId, jobId: manifest.job_id, generatedAt: manifest.generated_at_rfc3339, disclosureTier: 'standard',
           redactionProfile: manifest.redaction_profile, checkpointLastLedgerSeq: manifest.checkpoint_last_ledger_seq, exportFilter: {},
         },
         [
-          { path: 'intents.jsonl', bytes: entries['intents.jsonl']! },
+          { path: 'intents.jsonl', bytes: intents },
           { path: 'ledger.jsonl', bytes: strToU8(ledger.map((line) => `${line}\n`).join('')) },
           { path: 'ledger-checkpoint.json', bytes: entries['ledger-checkpoint.json']! },
         ],
@@ -210,6 +241,20 @@ describe('audit exports', () => {
     expect(edited.problems.join('\n')).toContain('body_hex does not match');
     const truncated = resign(lines.slice(0, -1));
     expect(truncated.problems.join('\n')).toContain('checkpoint names seq');
+
+    // An intent line whose parts disagree with the ledger, or with its amount, is found though the manifest is signed.
+    const intentLines = strFromU8(entries['intents.jsonl']!).trim().split('\n');
+    const splitLine = intentLines.findIndex((line) => JSON.parse(line).intent_id === splitIntentId) + 1;
+    expect(splitLine).toBeGreaterThan(0);
+    const withParts = (released: unknown, refunded: unknown) => strToU8(intentLines.map((line) => {
+      const intent = JSON.parse(line);
+      return `${JSON.stringify(intent.intent_id === splitIntentId ? { ...intent, released_cents: released, refunded_cents: refunded } : intent)}\n`;
+    }).join(''));
+    expect(resign(lines, withParts(120, 130))).toMatchObject({ ok: true, problems: [] });
+    expect(resign(lines, withParts(130, 120)).problems).toEqual([`intents.jsonl line ${splitLine}: ledger.jsonl paid the payee 120, the intent records released_cents 130`]);
+    expect(resign(lines, withParts(120, 131)).problems).toEqual([`intents.jsonl line ${splitLine}: released_cents 120 and refunded_cents 131 do not add up to amount_cents 250`]);
+    expect(resign(lines, withParts(null, 130)).problems).toEqual([`intents.jsonl line ${splitLine}: released_cents and refunded_cents are not both integers or both null`]);
+    expect(resign(lines, withParts(null, null)).problems).toEqual([`intents.jsonl line ${splitLine}: ledger.jsonl paid the payee 120, the intent records released_cents null`]);
   });
 
   it('the download route refuses an API key, a session JWT, another job\'s token and an expired token', async () => {
