@@ -66,8 +66,8 @@ type Resolution = 'release' | 'refund' | 'split';
 type ReleasedChoice = 'omit' | 'inside' | 'zero' | 'whole' | 'over' | 'negative';
 
 /** The acme tenant's release gate, set once per run (docs/release-gate.md): `critical_hold` with only the amount
- * signal on, at a limit that most of the generated amounts (1–100 000 cents) exceed and the rest do not. A release or split of an
- * intent over it is held for review instead; a refund never is. */
+ * signal on, at a limit that most of the generated amounts (1–100 000 cents) exceed and the rest do not. A release or
+ * split of an intent over it is held for review instead; a refund never is. */
 const gateAmountLimitCents = 30_000;
 
 const isTerminal = (state: State): boolean => state === 'released' || state === 'refunded' || state === 'resolved_split';
