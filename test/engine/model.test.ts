@@ -33,6 +33,8 @@ it('agrees with the model of the lifecycle, step by step, for a few hundred rand
   );
   console.info(`model: ${steps} steps (${[...counts].map(([name, count]) => `${name} ${count}`).join(', ')})`);
   expect(steps).toBeGreaterThan(100);
-  // Every kind of command ran at least once.
-  expect(counts.size).toBeGreaterThanOrEqual(9);
+  // Nearly every kind of command ran (commands are counted by name, capitalised; what happened beside them, such as
+  // holds placed and resolved, in lower case).
+  expect([...counts.keys()].filter((name) => /^[A-Z]/.test(name)).length).toBeGreaterThanOrEqual(10);
+  expect(counts.get('Resolve')).toBeGreaterThan(0);
 }, 120_000);

@@ -1,15 +1,20 @@
 // The intent lifecycle tested against a model (docs/engine.md is what the model encodes): fast-check draws random
 // sequences of commands — create (an inline rule, or bound to a metered policy whose evidence costs nothing, part or
 // all of the amount), fund (success, decline, pending, poll), evidence (passing, failing), confirm (release, refund
-// or split),
-// expire (a short deadline, then confirm or the maintenance sweeper), replays with the same idempotency key and the
-// same key with another body, concurrent duplicates, another tenant's key — and runs each against the real server
-// over HTTP and against the small model below. After every step:
+// or split), resolve (an operator's resolution of a review hold: release, refund, or split with a part named, valid
+// or not, before or after the deadline), expire (a short deadline, then confirm or the maintenance sweeper), replays
+// with the same idempotency key and the same key with another body, concurrent duplicates, another tenant's key —
+// and runs each against the real server over HTTP and against the small model below. The tenant's release gate is
+// set at the start of each run to `critical_hold` with an amount limit most generated amounts exceed (not all), so a
+// release or split of a larger intent is held for review (state `held`, docs/release-gate.md) instead: confirm and
+// evidence are refused on it, resolve settles it, the sweeper refunds it past its deadline. After every step:
 //   - every intent's state, as the API lists it, is the model's, and each answer has the model's class (status and
 //     error code);
 //   - every ledger transaction is balanced, and an intent's money moved into escrow at most once and out of it at
-//     most once, exactly as its state implies, its escrow emptied by at most its funded amount, and the payee paid
-//     exactly the part the intent records (released_cents + refunded_cents = amount_cents once settled);
+//     most once, exactly as its state implies (a held intent's escrow still full), its escrow emptied by at most its
+//     funded amount, and the payee paid exactly the part the intent records (released_cents + refunded_cents =
+//     amount_cents once settled);
+//   - each intent's events walk the lifecycle to its state, and a resolved hold has one `intent.review_resolved`;
 //   - a terminal state never changes again;
 // and after each run the ledger verifier (`svc ledger verify`'s function) finds nothing wrong.
 // Only the HTTP API drives the engine (the sweeper and the verifier are the service's own functions, handed in), so
@@ -24,7 +29,7 @@ import { party, signedCreateBody, signedEvidenceBody, type Party } from '../help
 // ---- the real system, as the commands see it ----
 
 export interface HttpRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly url: string;
   readonly headers: Record<string, string>;
   /** The exact body bytes (JSON text), or none. */
@@ -49,12 +54,21 @@ export interface System {
 }
 
 type Rail = 'x402_usdc_base' | 'processor_mpp';
-type State = 'open' | 'funded' | 'evidence_recorded' | 'released' | 'refunded' | 'resolved_split';
+type State = 'open' | 'funded' | 'evidence_recorded' | 'held' | 'released' | 'refunded' | 'resolved_split';
 type FundOutcome = 'success' | 'decline' | 'pending';
 type Action = 'release' | 'refund' | 'split';
 /** How an intent's passing evidence settles: the whole amount (an inline rule), or metered by a policy version at a
  * cost of nothing, part or all of the amount. */
 type Metering = 'full' | 'zero' | 'part' | 'all';
+type Resolution = 'release' | 'refund' | 'split';
+/** The `released_cents` a resolution names: none, a part inside the amount, nothing, all of it, more than it, or a
+ * negative number (refused by the body's schema). */
+type ReleasedChoice = 'omit' | 'inside' | 'zero' | 'whole' | 'over' | 'negative';
+
+/** The acme tenant's release gate, set once per run (docs/release-gate.md): `critical_hold` with only the amount
+ * signal on, at a limit that most of the generated amounts (1–100 000 cents) exceed and the rest do not. A release or
+ * split of an intent over it is held for review instead; a refund never is. */
+const gateAmountLimitCents = 30_000;
 
 const isTerminal = (state: State): boolean => state === 'released' || state === 'refunded' || state === 'resolved_split';
 const settledStates: Record<Action, State> = { release: 'released', refund: 'refunded', split: 'resolved_split' };
@@ -71,6 +85,10 @@ interface ModelIntent {
   /** Under a metered policy, the cost its passing evidence carries (the part a pass releases); undefined: full. */
   readonly meteredCostCents?: number;
   predicatePassed?: boolean;
+  /** Once settled: the part paid to the payee (the rest went back to the principal). */
+  releasedCents?: number;
+  /** Settled by an operator's resolution of its hold (so it has one `intent.review_resolved` event). */
+  resolved?: boolean;
   /** The credential of the latest pending attempt, re-sent to poll. */
   pendingPoll?: HttpRequest;
 }
@@ -110,6 +128,8 @@ export interface Real {
    * order. */
   lastEventId: string | undefined;
   readonly eventPaths: Map<string, State[]>;
+  /** How many `intent.review_resolved` events each intent has. */
+  readonly reviewResolvedEvents: Map<string, number>;
   /** Steps run, and how many of each command, for the runners' summaries. */
   steps: number;
   readonly counts: Map<string, number>;
@@ -254,21 +274,97 @@ function expectedConfirm(intent: ModelIntent, expectedAction: Action | undefined
   return '200';
 }
 
-const settle = (intent: ModelIntent): void => {
-  intent.state = settledStates[impliedAction(intent)!];
+/** Whether the release gate holds what confirm would do now: a release or a split (never a refund) of an intent over
+ * the gate's amount limit. */
+const gateHolds = (intent: ModelIntent): boolean => {
+  const action = impliedAction(intent);
+  return action !== undefined && action !== 'refund' && intent.amountCents > gateAmountLimitCents;
 };
+
+/** Counts what happened beside the commands (lower case, so the runners can tell them from command names). */
+const tally = (real: Real, what: string): void => {
+  real.counts.set(what, (real.counts.get(what) ?? 0) + 1);
+};
+
+const settleAs = (intent: ModelIntent, action: Action, releasedCents: number): void => {
+  intent.state = settledStates[action];
+  intent.releasedCents = releasedCents;
+};
+
+/** Confirm (or a confirm at the deadline) did what the rule implies: settled, or held by the gate. */
+const settle = (intent: ModelIntent, real: Real): void => {
+  if (gateHolds(intent)) {
+    intent.state = 'held';
+    tally(real, 'holds placed');
+    return;
+  }
+  const action = impliedAction(intent)!;
+  settleAs(intent, action, action === 'refund' ? 0 : releasedOnPass(intent));
+};
+
+/** Checks a 200 confirm answer against what the model says it did (before the model moves). */
+function checkConfirmAnswer(step: string, intent: ModelIntent, answer: HttpAnswer): void {
+  const body = parse(answer.body);
+  if (gateHolds(intent)) {
+    check(
+      body?.state === 'held' && body.settlement === undefined && body.review_hold?.held === true && body.review_hold.gate_mode === 'critical_hold' &&
+        JSON.stringify(body.review_hold.signals?.map((signal: { code: string }) => signal.code)) === '["amount_over_limit"]',
+      () => `${step}: the gate should hold ${intent.amountCents} cents over its limit of ${gateAmountLimitCents}; answered ${answer.body.slice(0, 400)}`,
+    );
+    return;
+  }
+  const action = impliedAction(intent);
+  check(body?.settlement?.action === action && body.review_hold === undefined, () => `${step}: settled by ${body?.settlement?.action}, the model implies ${action} (body ${answer.body.slice(0, 300)})`);
+}
 
 /** The parts the model expects a settled intent to record. */
 function expectedParts(intent: ModelIntent): { released: number; refunded: number } | null {
-  if (intent.state === 'released') return { released: intent.amountCents, refunded: 0 };
-  if (intent.state === 'refunded') return { released: 0, refunded: intent.amountCents };
-  if (intent.state === 'resolved_split') return { released: releasedOnPass(intent), refunded: intent.amountCents - releasedOnPass(intent) };
-  return null;
+  if (!isTerminal(intent.state)) return null;
+  return { released: intent.releasedCents!, refunded: intent.amountCents - intent.releasedCents! };
+}
+
+/** The `released_cents` a choice names for an intent (undefined: left out). */
+function releasedOf(intent: ModelIntent, choice: ReleasedChoice): number | undefined {
+  return { omit: undefined, inside: Math.max(1, Math.floor((intent.amountCents * 2) / 3)), zero: 0, whole: intent.amountCents, over: intent.amountCents + 1, negative: -1 }[choice];
+}
+
+/** What resolving a hold answers (docs/release-gate.md#resolving-a-hold), in the order the service checks: the
+ * body's schema, the intent's state, the deadline (only a refund after it), then the part named. */
+function expectedResolve(intent: ModelIntent, resolution: Resolution, releasedCents: number | undefined): string {
+  if (releasedCents !== undefined && releasedCents < 0) return '400 request.invalid';
+  if (intent.state !== 'held') return '409 intent.invalid_state';
+  if (resolution !== 'refund' && deadlinePassed(intent)) return '409 review.deadline_passed';
+  const valid = resolution === 'split' ? releasedCents !== undefined && releasedCents > 0 && releasedCents < intent.amountCents : releasedCents === undefined;
+  return valid ? '200' : '422 settlement.released_amount_invalid';
+}
+
+/** The part a valid resolution releases. */
+const resolvedPart = (intent: ModelIntent, resolution: Resolution, releasedCents: number | undefined): number =>
+  resolution === 'release' ? intent.amountCents : resolution === 'refund' ? 0 : releasedCents!;
+
+const resolveBody = (resolution: Resolution, releasedCents: number | undefined, note?: string): string =>
+  JSON.stringify({ resolution, ...(releasedCents === undefined ? {} : { released_cents: releasedCents }), ...(note === undefined ? {} : { note }) });
+
+/** Checks a 200 resolution against the model, then settles the model's intent as it says. */
+function applyResolution(step: string, real: Real, intent: ModelIntent, resolution: Resolution, releasedCents: number | undefined, answer: HttpAnswer): void {
+  const released = resolvedPart(intent, resolution, releasedCents);
+  const action: Action = released === intent.amountCents ? 'release' : released === 0 ? 'refund' : 'split';
+  const body = parse(answer.body);
+  check(
+    body?.state === settledStates[action] && body.settlement?.action === action && body.settlement.reason === 'review_resolved' && body.settlement.released_cents === released &&
+      body.resolution?.resolution === resolution && body.resolution.released_cents === released && body.resolution.refunded_cents === intent.amountCents - released &&
+      body.resolution.receipt?.kind === 'svc.review_resolution_receipt_v1',
+    () => `${step}: resolving as ${resolution} (${released} of ${intent.amountCents}) answered ${answer.body.slice(0, 400)}`,
+  );
+  settleAs(intent, action, released);
+  intent.resolved = true;
+  tally(real, 'holds resolved');
 }
 
 const fundUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/fund`;
 const evidenceUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/evidence`;
 const confirmUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/settlement/confirm`;
+const resolveUrl = (intent: ModelIntent) => `/harbor/intents/${intent.intentId}/review/resolve`;
 const confirmBody = (expectedAction: Action | undefined) => JSON.stringify(expectedAction === undefined ? {} : { expected_action: expectedAction });
 
 function evidencePayload(context: Context, intent: ModelIntent, passing: boolean, tenantId = context.real.acme.tenantId): string {
@@ -314,6 +410,22 @@ abstract class IntentStep extends Step {
   }
 }
 
+/** An engine command that is `ready` picks among the intents in the state it moves on from, their deadline ahead
+ * when it matters (any intent, when none is), so runs reach the later states — settlement, holds, resolutions — more
+ * often than uniform picks would. */
+abstract class EngineStep extends IntentStep {
+  constructor(index: number, readonly ready: boolean, private readonly from: State) {
+    super(index);
+  }
+  override intentOf(model: Model): ModelIntent {
+    const candidates = this.ready ? model.intents.filter((intent) => intent.state === this.from && (this.from === 'evidence_recorded' || !deadlinePassed(intent))) : [];
+    return candidates.length > 0 ? candidates[this.index % candidates.length]! : super.intentOf(model);
+  }
+  protected get readyMark(): string {
+    return this.ready ? `, ${this.from}` : '';
+  }
+}
+
 class CreateIntent extends Step {
   constructor(readonly rail: Rail, readonly short: boolean, readonly amountCents: number, readonly keyed: boolean, readonly metering: Metering = 'full') {
     super();
@@ -338,9 +450,9 @@ class CreateIntent extends Step {
   }
 }
 
-class Fund extends IntentStep {
-  constructor(index: number, readonly outcome: FundOutcome, readonly keyed: boolean) {
-    super(index);
+class Fund extends EngineStep {
+  constructor(index: number, readonly outcome: FundOutcome, readonly keyed: boolean, ready = false) {
+    super(index, ready, 'open');
   }
   async act(model: Model, context: Context): Promise<void> {
     const intent = this.intentOf(model);
@@ -357,7 +469,7 @@ class Fund extends IntentStep {
     if (this.outcome === 'pending') intent.pendingPoll = request;
   }
   toString(): string {
-    return `fund(#${this.index}, ${this.outcome}${this.keyed ? ', keyed' : ''})`;
+    return `fund(#${this.index}${this.readyMark}, ${this.outcome}${this.keyed ? ', keyed' : ''})`;
   }
 }
 
@@ -382,9 +494,9 @@ class Poll extends IntentStep {
   }
 }
 
-class Evidence extends IntentStep {
-  constructor(index: number, readonly passing: boolean, readonly keyed: boolean) {
-    super(index);
+class Evidence extends EngineStep {
+  constructor(index: number, readonly passing: boolean, readonly keyed: boolean, ready = false) {
+    super(index, ready, 'funded');
   }
   async act(model: Model, context: Context): Promise<void> {
     const intent = this.intentOf(model);
@@ -398,13 +510,13 @@ class Evidence extends IntentStep {
     }
   }
   toString(): string {
-    return `evidence(#${this.index}, ${this.passing ? 'passing' : 'failing'}${this.keyed ? ', keyed' : ''})`;
+    return `evidence(#${this.index}${this.readyMark}, ${this.passing ? 'passing' : 'failing'}${this.keyed ? ', keyed' : ''})`;
   }
 }
 
-class Confirm extends IntentStep {
-  constructor(index: number, readonly expectedAction: Action | undefined, readonly keyed: boolean) {
-    super(index);
+class Confirm extends EngineStep {
+  constructor(index: number, readonly expectedAction: Action | undefined, readonly keyed: boolean, ready = false) {
+    super(index, ready, 'evidence_recorded');
   }
   async act(model: Model, context: Context): Promise<void> {
     const intent = this.intentOf(model);
@@ -413,19 +525,44 @@ class Confirm extends IntentStep {
     const request = withKey(post(context.real.acme, confirmUrl(intent), confirmBody(this.expectedAction)), this.keyed ? newKey() : undefined);
     const answer = await sendKeyed(context, this.toString(), request, expectedConfirm(intent, this.expectedAction), other);
     if (answer && answer.status === 200) {
-      const action = impliedAction(intent);
-      check(parse(answer.body)?.settlement?.action === action, () => `${this}: settled by ${parse(answer.body)?.settlement?.action}, the model implies ${action}`);
-      settle(intent);
+      checkConfirmAnswer(this.toString(), intent, answer);
+      settle(intent, context.real);
     }
   }
   toString(): string {
-    return `confirm(#${this.index}${this.expectedAction ? `, expecting ${this.expectedAction}` : ''}${this.keyed ? ', keyed' : ''})`;
+    return `confirm(#${this.index}${this.readyMark}${this.expectedAction ? `, expecting ${this.expectedAction}` : ''}${this.keyed ? ', keyed' : ''})`;
+  }
+}
+
+/** An operator's resolution of a review hold (the tenant's admin key): release, refund, or split with a part named,
+ * valid or not. Aimed at a held intent when there is one (unless `anyIntent`), since few intents are. */
+class Resolve extends IntentStep {
+  constructor(index: number, readonly resolution: Resolution, readonly released: ReleasedChoice, readonly keyed: boolean, readonly anyIntent: boolean) {
+    super(index);
+  }
+  override intentOf(model: Model): ModelIntent {
+    const held = model.intents.filter((intent) => intent.state === 'held');
+    return this.anyIntent || held.length === 0 ? super.intentOf(model) : held[this.index % held.length]!;
+  }
+  async act(model: Model, context: Context): Promise<void> {
+    const intent = this.intentOf(model);
+    await clearOfDeadlines([intent]);
+    const releasedCents = releasedOf(intent, this.released);
+    const request = withKey(post(context.real.acme, resolveUrl(intent), resolveBody(this.resolution, releasedCents, 'model')), this.keyed ? newKey() : undefined);
+    const expected = expectedResolve(intent, this.resolution, releasedCents);
+    if (expected === '409 review.deadline_passed') tally(context.real, 'late resolutions');
+    const answer = await sendKeyed(context, this.toString(), request, expected, resolveBody(this.resolution, releasedCents, 'another note'));
+    if (answer && answer.status === 200) applyResolution(this.toString(), context.real, intent, this.resolution, releasedCents, answer);
+  }
+  toString(): string {
+    return `resolve(#${this.index}${this.anyIntent ? ' of all' : ' of held'}, ${this.resolution}${this.released === 'omit' ? '' : `, released ${this.released}`}${this.keyed ? ', keyed' : ''})`;
   }
 }
 
 /** Lets a short deadline pass, then settles by confirm or by the maintenance sweeper. */
 class Expire extends IntentStep {
-  constructor(index: number, readonly by: 'confirm' | 'sweeper') {
+  /** `nearHold`: prefer a short intent that is held, or would be confirmed (and so perhaps held) at its deadline. */
+  constructor(index: number, readonly by: 'confirm' | 'sweeper', readonly nearHold = false) {
     super(index);
   }
   override check(model: Readonly<Model>): boolean {
@@ -433,7 +570,9 @@ class Expire extends IntentStep {
   }
   override intentOf(model: Model): ModelIntent {
     const short = model.intents.filter((intent) => intent.deadlineMs - Date.now() < shortDeadlineMs + 1_000);
-    return short[this.index % short.length] ?? model.intents[0]!;
+    const near = this.nearHold ? short.filter((intent) => intent.state === 'held' || intent.state === 'evidence_recorded') : [];
+    const candidates = near.length > 0 ? near : short;
+    return candidates[this.index % candidates.length] ?? model.intents[0]!;
   }
   async act(model: Model, context: Context): Promise<void> {
     const intent = this.intentOf(model);
@@ -443,13 +582,16 @@ class Expire extends IntentStep {
       await clearOfDeadlines([intent]);
       const answer = await context.real.system.send(post(context.real.acme, confirmUrl(intent), '{}'));
       expectClass(this.toString(), answer, expectedConfirm(intent, undefined));
-      if (answer.status === 200) settle(intent);
+      if (answer.status === 200) {
+        checkConfirmAnswer(this.toString(), intent, answer);
+        settle(intent, context.real);
+      }
       return;
     }
     await sweep(model, context);
   }
   toString(): string {
-    return `expire(#${this.index}, by ${this.by})`;
+    return `expire(#${this.index}${this.nearHold ? ' near a hold' : ''}, by ${this.by})`;
   }
 }
 
@@ -459,7 +601,13 @@ async function sweep(model: Model, context: Context): Promise<void> {
   for (let pass = 0; pass < 50; pass += 1) {
     if ((await context.real.system.sweep()) < 200) break;
   }
-  for (const intent of model.intents) if (intent.state === 'funded' && deadlinePassed(intent)) intent.state = 'refunded';
+  // The sweeper refunds a funded intent past its deadline, and a held one (closing its hold as expired).
+  for (const intent of model.intents) {
+    if ((intent.state === 'funded' || intent.state === 'held') && deadlinePassed(intent)) {
+      if (intent.state === 'held') tally(context.real, 'holds expired');
+      settleAs(intent, 'refund', 0);
+    }
+  }
 }
 
 class Sweep extends Step {
@@ -496,7 +644,7 @@ class Replay extends Step {
 
 /** Another tenant's admin key on this tenant's intent, on every engine route (and with a key this tenant stored): 404. */
 class OtherTenant extends IntentStep {
-  constructor(index: number, readonly route: 'read' | 'fund' | 'evidence' | 'confirm', readonly stealKey: boolean) {
+  constructor(index: number, readonly route: 'read' | 'fund' | 'evidence' | 'confirm' | 'resolve', readonly stealKey: boolean) {
     super(index);
   }
   async act(model: Model, context: Context): Promise<void> {
@@ -510,7 +658,9 @@ class OtherTenant extends IntentStep {
           ? post(globex, fundUrl(intent), '{}')
           : this.route === 'evidence'
             ? post(globex, evidenceUrl(intent), evidencePayload(context, intent, true, globex.tenantId))
-            : post(globex, confirmUrl(intent), '{}');
+            : this.route === 'confirm'
+              ? post(globex, confirmUrl(intent), '{}')
+              : post(globex, resolveUrl(intent), resolveBody('refund', undefined));
     const answer = await context.real.system.send(withKey(request, key));
     const binding = key === undefined || this.route === 'read' ? undefined : `${this.route}\u0000${key}`;
     const fingerprint = `${request.url}\u0000${request.payload ?? ''}`;
@@ -525,7 +675,7 @@ class OtherTenant extends IntentStep {
 
 /** The same request sent several times at once, with one idempotency key or none: the money moves once. */
 class Concurrent extends IntentStep {
-  constructor(index: number, readonly operation: 'fund' | 'evidence' | 'confirm', readonly copies: number, readonly keyed: boolean) {
+  constructor(index: number, readonly operation: 'fund' | 'evidence' | 'confirm' | 'resolve', readonly copies: number, readonly keyed: boolean) {
     super(index);
   }
   async act(model: Model, context: Context): Promise<void> {
@@ -543,9 +693,12 @@ class Concurrent extends IntentStep {
     } else if (this.operation === 'evidence') {
       request = post(acme, evidenceUrl(intent), evidencePayload(context, intent, true));
       first = expectedEvidence(intent);
-    } else {
+    } else if (this.operation === 'confirm') {
       request = post(acme, confirmUrl(intent), '{}');
       first = expectedConfirm(intent, undefined);
+    } else {
+      request = post(acme, resolveUrl(intent), resolveBody('release', undefined));
+      first = expectedResolve(intent, 'release', undefined);
     }
     const key = this.keyed ? newKey() : undefined;
     request = withKey(request, key);
@@ -572,14 +725,18 @@ class Concurrent extends IntentStep {
         if (answer.status === 200) expectReplay(this.toString(), answer, { request, answer: original, otherBody: '' });
         else expectClass(this.toString(), answer, '409 idempotency.request_in_progress');
       }
-      const otherBody = { fund: '{"note":"another body"}', evidence: evidencePayload(context, intent, false), confirm: confirmBody('release') }[this.operation];
+      const otherBody = { fund: '{"note":"another body"}', evidence: evidencePayload(context, intent, false), confirm: confirmBody('release'), resolve: resolveBody('refund', undefined) }[this.operation];
       model.stored.push({ request, answer: original, otherBody });
     }
+    const original = answers.find((answer) => answer.status === 200 && header(answer, 'idempotent-replayed') !== 'true')!;
     if (this.operation === 'fund') intent.state = 'funded';
     else if (this.operation === 'evidence') {
       intent.state = 'evidence_recorded';
       intent.predicatePassed = true;
-    } else settle(intent);
+    } else if (this.operation === 'confirm') {
+      checkConfirmAnswer(this.toString(), intent, original);
+      settle(intent, context.real);
+    } else applyResolution(this.toString(), context.real, intent, 'release', undefined, original);
   }
   toString(): string {
     return `concurrent(#${this.index}, ${this.operation} x${this.copies}${this.keyed ? ', one key' : ''})`;
@@ -629,6 +786,9 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
       check(modelTransitions[path[i - 1]!].includes(path[i]!), () => `after ${step}: intent ${intent.intentId}'s events go ${path.join(' → ')}`);
     }
     check(path.at(-1) === intent.state, () => `after ${step}: intent ${intent.intentId}'s events end in ${path.at(-1)}, the model says ${intent.state}`);
+    // A resolution records `intent.review_resolved` once, after the event of the state it settled in; nothing else does.
+    const resolvedEvents = real.reviewResolvedEvents.get(intent.intentId) ?? 0;
+    check(resolvedEvents === (intent.resolved ? 1 : 0), () => `after ${step}: intent ${intent.intentId} (${intent.state}${intent.resolved ? ', resolved' : ''}) has ${resolvedEvents} intent.review_resolved event(s)`);
   }
 
   // The ledger: new rows since the last step, each transaction balanced, each intent's money in once and out once.
@@ -669,7 +829,8 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
       release: intent.state === 'released' ? 1 : 0,
       refund: intent.state === 'refunded' ? 1 : 0,
       split: intent.state === 'resolved_split' ? 1 : 0,
-      escrow: intent.state === 'funded' || intent.state === 'evidence_recorded' ? BigInt(intent.amountCents) : 0n,
+      // Held: nothing posted, the escrow still full.
+      escrow: intent.state === 'funded' || intent.state === 'evidence_recorded' || intent.state === 'held' ? BigInt(intent.amountCents) : 0n,
       paid: BigInt(expectedParts(intent)?.released ?? 0),
     };
     const shown = (value: object) => JSON.stringify(value, (_key, member) => (typeof member === 'bigint' ? String(member) : member));
@@ -684,7 +845,9 @@ async function checkInvariants(step: string, context: Context): Promise<void> {
 const modelTransitions: Record<State, readonly State[]> = {
   open: ['funded'],
   funded: ['evidence_recorded', 'refunded'],
-  evidence_recorded: ['released', 'refunded', 'resolved_split'],
+  evidence_recorded: ['released', 'refunded', 'resolved_split', 'held'],
+  // Resolved as a release, a refund or a split; refunded by the sweeper past the deadline.
+  held: ['released', 'refunded', 'resolved_split'],
   released: [],
   refunded: [],
   resolved_split: [],
@@ -693,6 +856,7 @@ const eventTypeStates: Record<string, State> = {
   'intent.created': 'open',
   'intent.funded': 'funded',
   'intent.evidence_recorded': 'evidence_recorded',
+  'intent.held': 'held',
   'intent.released': 'released',
   'intent.refunded': 'refunded',
   'intent.resolved_split': 'resolved_split',
@@ -716,6 +880,14 @@ async function readNewEvents(context: Context): Promise<void> {
   }
   if (fresh.length > 0) real.lastEventId = fresh[0]!.id;
   for (const event of fresh.reverse()) {
+    if (event.type === 'intent.review_resolved' && event.data.object.intent_id !== undefined) {
+      // Not a transition: it follows the event of the state the resolution settled in, and shows the intent there.
+      const intentId = event.data.object.intent_id;
+      const settledIn = real.eventPaths.get(intentId)?.at(-1);
+      check(settledIn !== undefined && isTerminal(settledIn) && event.data.object.state === settledIn, () => `event ${event.id} (intent.review_resolved) shows the intent ${event.data.object.state} after its events reached ${settledIn}`);
+      real.reviewResolvedEvents.set(intentId, (real.reviewResolvedEvents.get(intentId) ?? 0) + 1);
+      continue;
+    }
     const state = eventTypeStates[event.type];
     if (state === undefined || event.data.object.intent_id === undefined) continue;
     check(event.data.object.state === state, () => `event ${event.id} (${event.type}) shows the intent ${event.data.object.state}`);
@@ -740,19 +912,29 @@ export function lifecycleCommands(maxCommands: number, replayPath?: string): fc.
         .map(({ rail, amount, keyed, metering }) => new CreateIntent(rail, false, amount, keyed, metering)),
       fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
       fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
-      fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'decline', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed)),
+      fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'success', 'decline'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed, true)),
+      fc.tuple(index, fc.constantFrom<FundOutcome>('success', 'success', 'success', 'pending'), fc.boolean()).map(([i, outcome, keyed]) => new Fund(i, outcome, keyed, true)),
       index.map((i) => new Poll(i)),
       fc.tuple(index, fc.boolean(), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed)),
-      fc.tuple(index, fc.boolean(), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed)),
+      fc.tuple(index, fc.constantFrom(true, true, false), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed, true)),
+      fc.tuple(index, fc.constantFrom(true, true, false), fc.boolean()).map(([i, passing, keyed]) => new Evidence(i, passing, keyed, true)),
       fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund', 'split'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
-      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, 'release', 'refund', 'split'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed)),
-      fc.tuple(index, fc.constantFrom<'confirm' | 'sweeper'>('confirm', 'sweeper')).map(([i, by]) => new Expire(i, by)),
+      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, undefined, 'release', 'split'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed, true)),
+      fc.tuple(index, fc.constantFrom<Action | undefined>(undefined, undefined, undefined, 'release', 'split'), fc.boolean()).map(([i, expected, keyed]) => new Confirm(i, expected, keyed, true)),
+      fc.tuple(index, fc.constantFrom<Resolution>('release', 'refund', 'split', 'split'), fc.constantFrom<ReleasedChoice>('omit', 'omit', 'inside', 'inside', 'zero', 'whole', 'over', 'negative'), fc.boolean(), fc.constantFrom(false, false, true))
+        .map(([i, resolution, released, keyed, anyIntent]) => new Resolve(i, resolution, released, keyed, anyIntent)),
+      // A well-formed resolution of a held intent: release, refund, or split of a part inside the amount.
+      fc.tuple(index, fc.constantFrom<Resolution>('release', 'refund', 'split'), fc.boolean())
+        .map(([i, resolution, keyed]) => new Resolve(i, resolution, resolution === 'split' ? 'inside' : 'omit', keyed, false)),
+      fc.tuple(index, fc.constantFrom<Resolution>('release', 'refund', 'split'), fc.boolean())
+        .map(([i, resolution, keyed]) => new Resolve(i, resolution, resolution === 'split' ? 'inside' : 'omit', keyed, false)),
+      fc.tuple(index, fc.constantFrom<'confirm' | 'sweeper'>('confirm', 'sweeper'), fc.boolean()).map(([i, by, nearHold]) => new Expire(i, by, nearHold)),
       fc.constant(new Sweep()),
       fc.tuple(index, fc.boolean()).map(([i, otherBody]) => new Replay(i, otherBody)),
       fc.tuple(index, fc.boolean()).map(([i, otherBody]) => new Replay(i, otherBody)),
-      fc.tuple(index, fc.constantFrom<'read' | 'fund' | 'evidence' | 'confirm'>('read', 'fund', 'evidence', 'confirm'), fc.boolean()).map(([i, route, steal]) => new OtherTenant(i, route, steal)),
+      fc.tuple(index, fc.constantFrom<'read' | 'fund' | 'evidence' | 'confirm' | 'resolve'>('read', 'fund', 'evidence', 'confirm', 'resolve'), fc.boolean()).map(([i, route, steal]) => new OtherTenant(i, route, steal)),
       fc.tuple(index, fc.constantFrom<'fund' | 'evidence' | 'confirm'>('fund', 'evidence', 'confirm'), fc.integer({ min: 2, max: 4 }), fc.boolean()).map(([i, operation, copies, keyed]) => new Concurrent(i, operation, copies, keyed)),
-      fc.tuple(index, fc.constantFrom<'fund' | 'evidence' | 'confirm'>('fund', 'evidence', 'confirm'), fc.integer({ min: 2, max: 4 }), fc.boolean()).map(([i, operation, copies, keyed]) => new Concurrent(i, operation, copies, keyed)),
+      fc.tuple(index, fc.constantFrom<'fund' | 'evidence' | 'confirm' | 'resolve'>('fund', 'evidence', 'confirm', 'resolve'), fc.integer({ min: 2, max: 4 }), fc.boolean()).map(([i, operation, copies, keyed]) => new Concurrent(i, operation, copies, keyed)),
     ],
     // 'max': sequences of any length up to maxCommands, not the short ones fast-check's default size prefers.
     { maxCommands, size: 'max', ...(replayPath ? { replayPath } : {}) },
@@ -768,6 +950,9 @@ export async function newRun(system: System): Promise<Context> {
   check(drafted.status === 201, () => `drafting the metered policy answered ${drafted.status} ${drafted.body.slice(0, 300)}`);
   const rolled = await system.send(post(acme, '/harbor/policy/v1/rollout', JSON.stringify({ template_id: 'completion_budget_v1', version_seq: version.version_seq })));
   check(rolled.status === 200, () => `rolling the metered policy out answered ${rolled.status} ${rolled.body.slice(0, 300)}`);
+  // The release gate: holds a release or split of an intent over the limit (and nothing else) for review.
+  const gate = await system.send({ ...post(acme, '/signal/v1/fraud/release-gate', JSON.stringify({ mode: 'critical_hold', amount_limit_cents: gateAmountLimitCents, first_settlement: false, standing_score_min: null })), method: 'PUT' });
+  check(gate.status === 200, () => `setting the release gate answered ${gate.status} ${gate.body.slice(0, 300)}`);
   const meteredPolicy = { templateId: 'completion_budget_v1', versionSeq: version.version_seq, contentDigestHex: version.content_digest, materializedPredicate: version.materialized_predicate };
   return {
     model: { intents: [], stored: [], otherTenantKeys: new Map() },
@@ -784,6 +969,7 @@ export async function newRun(system: System): Promise<Context> {
       seen: new Map(),
       lastEventId: undefined,
       eventPaths: new Map(),
+      reviewResolvedEvents: new Map(),
       steps: 0,
       counts: new Map(),
     },
