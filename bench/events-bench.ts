@@ -30,14 +30,14 @@ import { webhookClaimBatchMax } from '../src/limits.ts';
 import { createTenant } from '../src/services/tenant-service.ts';
 import { createEndpoint } from '../src/services/webhook-endpoint-service.ts';
 import { verifyWebhook } from '../src/signing/webhook-signature.ts';
+import { alternatingRounds, formatOwn, formatSide, sandboxTenantPool, warmUp, type Side } from './ab-sides.ts';
 import type { BenchRow } from './bench-row.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { abortBench, hold, installGuard, postgresStartedAt } from './guard.ts';
 import { formatRate, median, spreadPercent } from './harness.ts';
-import { closedLoop, EngineClient, IntentFactory, IntentPool, mutations, type LoadSample } from './lifecycle-load.ts';
+import { EngineClient } from './lifecycle-load.ts';
 import { quick } from './options.ts';
-import { cpuWindow, formatCpu, type CpuBreakdown } from './proc-cpu.ts';
-import { databaseCpuWindow } from './receipts-bench.ts';
+import { cpuWindow, formatCpu } from './proc-cpu.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 
 const rounds = quick ? 1 : 5;
@@ -56,50 +56,6 @@ const deliveryRoundTimeoutMs = 300_000;
 const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, SVC_RATE_LIMIT_PER_MINUTE: '1000000000' });
 const log = (line: string) => process.stderr.write(`  events: ${line}\n`);
 
-interface Side {
-  readonly name: string;
-  readonly databaseUrl: string;
-  readonly service: ServiceProcess;
-  readonly client: EngineClient;
-  readonly pool: IntentPool;
-  /** Service + Postgres CPU in ms per mutation, one per round: the row's figure. */
-  readonly costs: number[];
-  /** Whole-machine CPU in ms per mutation, one per round: for the record (neighbours land in it). */
-  readonly machineCosts: number[];
-  /** Service + the side's own Postgres backends, in ms per mutation, one per round: neighbours cannot land in it. */
-  readonly ownCosts: number[];
-  readonly rates: number[];
-}
-
-async function benchTenantPool(databaseUrl: string): Promise<IntentPool> {
-  const db = new Database({ connectionString: databaseUrl, max: 1 });
-  try {
-    const { tenant, adminKey } = await createTenant(db, 'bench', 'sandbox');
-    return new IntentPool(new IntentFactory([{ tenantId: tenant.tenantId, apiKey: adminKey.apiKey }]));
-  } finally {
-    await db.close();
-  }
-}
-
-/** A closed-loop window with enough pre-signed intents (signed before it starts); doubled if it ran out. */
-async function window(side: Side, seconds: number, expected: number, measure: boolean): Promise<{ sample: LoadSample; cpu?: CpuBreakdown; backends?: number }> {
-  let count = Math.ceil(((expected * 3) / mutations.length) * seconds) + clients * 2;
-  for (let attempt = 1; ; attempt += 1) {
-    side.pool.ensure(count);
-    const own = measure ? await databaseCpuWindow(side.databaseUrl) : undefined;
-    const cpu = measure ? cpuWindow(side.service.pid) : undefined;
-    const sample = await closedLoop(side.client, side.pool, { clients, seconds });
-    const used = cpu?.end();
-    const backends = await own?.end();
-    if (sample.errors.length > 0) {
-      throw new Error(`events bench: ${sample.errors.length} failed requests ${side.name}; first: ${sample.errors.slice(0, 3).join(' | ')}`);
-    }
-    if (!sample.exhausted) return used ? { sample, cpu: used, backends: backends! } : { sample };
-    if (attempt === 4) throw new Error(`events bench: ran out of pre-signed intents ${side.name} ${attempt} times`);
-    count *= 2;
-  }
-}
-
 /** The intents' events in a side's database (the bench's own set-up, in this process, records an api_key.created). */
 async function countIntentEvents(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -110,13 +66,6 @@ async function countIntentEvents(databaseUrl: string): Promise<number> {
     await client.end();
   }
 }
-
-const formatSide = (side: Side) =>
-  `${median(side.costs).toFixed(2)} ms service + Postgres CPU per mutation (spread ${spreadPercent(side.costs).toFixed(0)}%; whole machine ` +
-  `${median(side.machineCosts).toFixed(2)} ms), ${formatRate(median(side.rates), 'mutations/s', side.rates)}`;
-
-const formatOwn = (side: Side) =>
-  `${median(side.ownCosts).toFixed(2)} ms service + own backends CPU per mutation (spread ${spreadPercent(side.ownCosts).toFixed(0)}%)`;
 
 /** The rows of the event log's cost per lifecycle mutation. */
 async function writingRows(): Promise<BenchRow[]> {
@@ -130,36 +79,14 @@ async function writingRows(): Promise<BenchRow[]> {
       ['without events', withoutDb.url, ['--import', './bench/no-events.ts']],
     ];
     for (const [name, databaseUrl, nodeFlags] of starts) {
-      const pool = await benchTenantPool(databaseUrl);
+      const pool = await sandboxTenantPool(databaseUrl);
       const service = await startServiceProcess(serviceEnv(databaseUrl), nodeFlags, 'src/server.ts');
       const client = new EngineClient(service.baseUrl, clients);
       sides.push({ name, databaseUrl, service, client, pool, costs: [], machineCosts: [], ownCosts: [], rates: [] });
     }
     const [withEvents, withoutEvents] = sides as [Side, Side];
-    let expected = 400;
-    for (const side of sides) {
-      const { sample } = await window(side, warmupSeconds, expected, false);
-      expected = Math.max(expected, sample.mutationsPerSecond);
-    }
-    let busy = false;
-    for (let round = 0; round < rounds; round += 1) {
-      // Alternate which side goes first, so that a drift of the machine falls on both.
-      const order = round % 2 === 0 ? [withEvents, withoutEvents] : [withoutEvents, withEvents];
-      for (const side of order) {
-        const { sample, cpu, backends } = await window(side, secondsPerRound, expected, true);
-        side.rates.push(sample.mutationsPerSecond);
-        side.costs.push(((cpu!.service + cpu!.postgres) / sample.mutationsPerSecond) * 1000);
-        side.machineCosts.push((cpu!.machine / sample.mutationsPerSecond) * 1000);
-        side.ownCosts.push(((cpu!.service + backends!) / sample.mutationsPerSecond) * 1000);
-        expected = Math.max(expected, sample.mutationsPerSecond);
-        log(`round ${round + 1} ${side.name}: ${Math.round(sample.mutationsPerSecond)} mutations/s; ${formatCpu(cpu!)}; its own backends ${backends!.toFixed(2)}`);
-        const outside = cpu!.machine - cpu!.service - cpu!.postgres - cpu!.loadGenerator;
-        if (outside > outsideCoresMax) {
-          busy = true;
-          log(`warning: other processes used ${outside.toFixed(2)} cores during round ${round + 1} ${side.name}: the machine is not idle, so the ratio is not a measurement`);
-        }
-      }
-    }
+    const expected = await warmUp('events', sides, clients, warmupSeconds);
+    const busy = await alternatingRounds('events', [withEvents, withoutEvents], { clients, rounds, secondsPerRound, expected, outsideCoresMax, log });
     if ((await postgresStartedAt()) !== startedAt) throw new Error('Postgres restarted during the events bench: its figures are void');
     const written = await countIntentEvents(withEvents.databaseUrl);
     const unwritten = await countIntentEvents(withoutEvents.databaseUrl);

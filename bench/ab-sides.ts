@@ -1,0 +1,152 @@
+// What the entries that compare two compositions of the service share (receipts-bench.ts, split-bench.ts,
+// events-bench.ts): each side is a service process on a fresh database of its own with its pool of pre-signed
+// intents; closed-loop windows run on one side at a time, alternating, and each window's CPU is read three ways
+// (service + all of Postgres, the whole machine, service + the side's own backends).
+import pg from 'pg';
+import { Database } from '../src/infra/database.ts';
+import { createTenant } from '../src/services/tenant-service.ts';
+import { formatRate, median, spreadPercent } from './harness.ts';
+import { closedLoop, EngineClient, IntentFactory, IntentPool, mutations, type LoadSample } from './lifecycle-load.ts';
+import { cpuWindow, formatCpu, processCpuSeconds, type CpuBreakdown } from './proc-cpu.ts';
+import type { ServiceProcess } from './service-process.ts';
+
+/** The pids of the Postgres backends connected to `databaseUrl`'s database (the side's service pool, autovacuum). */
+async function backendPids(databaseUrl: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return rows.map((row) => row.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * CPU of the backends serving one side's database over a window: the figure other work on the machine's Postgres
+ * (another entry, a test suite) cannot land in, unlike the all-Postgres reading. A backend that starts during the
+ * window counts whole (a pool that closed its idle connections while the other side ran opens new ones); one that
+ * exits during it is lost; shared background processes (WAL writer, checkpointer) are left out of both sides alike.
+ */
+export async function databaseCpuWindow(databaseUrl: string): Promise<{ end(): Promise<number> }> {
+  const startedAt = performance.now();
+  const before = new Map((await backendPids(databaseUrl)).map((pid) => [pid, processCpuSeconds(pid)] as const));
+  return {
+    async end() {
+      const seconds = (performance.now() - startedAt) / 1000;
+      let used = 0;
+      for (const pid of new Set([...before.keys(), ...(await backendPids(databaseUrl))])) {
+        const now = processCpuSeconds(pid);
+        if (Number.isFinite(now)) used += now - (before.get(pid) ?? 0);
+      }
+      return used / seconds;
+    },
+  };
+}
+
+export interface Side {
+  readonly name: string;
+  readonly databaseUrl: string;
+  readonly service: ServiceProcess;
+  readonly client: EngineClient;
+  readonly pool: IntentPool;
+  /** Service + Postgres CPU in ms per mutation, one per round: the row's figure. */
+  readonly costs: number[];
+  /** Whole-machine CPU in ms per mutation, one per round: for the record (neighbours land in it). */
+  readonly machineCosts: number[];
+  /** Service + the side's own Postgres backends, in ms per mutation, one per round: neighbours cannot land in it. */
+  readonly ownCosts: number[];
+  readonly rates: number[];
+}
+
+/** A sandbox tenant on the side's database, and a pool of intents of it. */
+export async function sandboxTenantPool(databaseUrl: string): Promise<IntentPool> {
+  const db = new Database({ connectionString: databaseUrl, max: 1 });
+  try {
+    const { tenant, adminKey } = await createTenant(db, 'bench', 'sandbox');
+    return new IntentPool(new IntentFactory([{ tenantId: tenant.tenantId, apiKey: adminKey.apiKey }]));
+  } finally {
+    await db.close();
+  }
+}
+
+/** A closed-loop window with enough pre-signed intents (signed before it starts); doubled if it ran out. */
+export async function closedLoopWindow(
+  entry: string,
+  side: Side,
+  clients: number,
+  seconds: number,
+  expected: number,
+  measure: boolean,
+): Promise<{ sample: LoadSample; cpu?: CpuBreakdown; backends?: number }> {
+  let count = Math.ceil(((expected * 3) / mutations.length) * seconds) + clients * 2;
+  for (let attempt = 1; ; attempt += 1) {
+    side.pool.ensure(count);
+    const own = measure ? await databaseCpuWindow(side.databaseUrl) : undefined;
+    const cpu = measure ? cpuWindow(side.service.pid) : undefined;
+    const sample = await closedLoop(side.client, side.pool, { clients, seconds });
+    const used = cpu?.end();
+    const backends = await own?.end();
+    if (sample.errors.length > 0) {
+      throw new Error(`${entry} bench: ${sample.errors.length} failed requests ${side.name}; first: ${sample.errors.slice(0, 3).join(' | ')}`);
+    }
+    if (!sample.exhausted) return used ? { sample, cpu: used, backends: backends! } : { sample };
+    if (attempt === 4) throw new Error(`${entry} bench: ran out of pre-signed intents ${side.name} ${attempt} times`);
+    count *= 2;
+  }
+}
+
+/** Tree heads signed and receipts issued so far, in the receipts side's database. */
+export const formatSide = (side: Side) =>
+  `${median(side.costs).toFixed(2)} ms service + Postgres CPU per mutation (spread ${spreadPercent(side.costs).toFixed(0)}%; whole machine ` +
+  `${median(side.machineCosts).toFixed(2)} ms), ${formatRate(median(side.rates), 'mutations/s', side.rates)}`;
+
+export const formatOwn = (side: Side) =>
+  `${median(side.ownCosts).toFixed(2)} ms service + own backends CPU per mutation (spread ${spreadPercent(side.ownCosts).toFixed(0)}%)`;
+
+/** Each side's unmeasured warm-up window; answers the fastest rate seen, for sizing the pools of the rounds. */
+export async function warmUp(entry: string, sides: readonly Side[], clients: number, seconds: number): Promise<number> {
+  let expected = 400;
+  for (const side of sides) {
+    const { sample } = await closedLoopWindow(entry, side, clients, seconds, expected, false);
+    expected = Math.max(expected, sample.mutationsPerSecond);
+  }
+  return expected;
+}
+
+export interface AlternatingRounds {
+  readonly clients: number;
+  readonly rounds: number;
+  readonly secondsPerRound: number;
+  /** The fastest rate seen so far (warmUp's answer). */
+  readonly expected: number;
+  /** Cores other processes may take from a round before its figures say more about them than about the service. */
+  readonly outsideCoresMax: number;
+  readonly log: (line: string) => void;
+}
+
+/** Measured rounds, the two sides alternating which goes first so that a drift of the machine falls on both; each
+ * side's rates and costs are appended to it. Answers whether other processes took more than `outsideCoresMax` of a
+ * round (the machine was busy, and the ratio is not a measurement). */
+export async function alternatingRounds(entry: string, [first, second]: readonly [Side, Side], options: AlternatingRounds): Promise<boolean> {
+  let expected = options.expected;
+  let busy = false;
+  for (let round = 0; round < options.rounds; round += 1) {
+    const order = round % 2 === 0 ? [first, second] : [second, first];
+    for (const side of order) {
+      const { sample, cpu, backends } = await closedLoopWindow(entry, side, options.clients, options.secondsPerRound, expected, true);
+      side.rates.push(sample.mutationsPerSecond);
+      side.costs.push(((cpu!.service + cpu!.postgres) / sample.mutationsPerSecond) * 1000);
+      side.machineCosts.push((cpu!.machine / sample.mutationsPerSecond) * 1000);
+      side.ownCosts.push(((cpu!.service + backends!) / sample.mutationsPerSecond) * 1000);
+      expected = Math.max(expected, sample.mutationsPerSecond);
+      options.log(`round ${round + 1} ${side.name}: ${Math.round(sample.mutationsPerSecond)} mutations/s; ${formatCpu(cpu!)}; its own backends ${backends!.toFixed(2)}`);
+      const outside = cpu!.machine - cpu!.service - cpu!.postgres - cpu!.loadGenerator;
+      if (outside > options.outsideCoresMax) {
+        busy = true;
+        options.log(`warning: other processes used ${outside.toFixed(2)} cores during round ${round + 1} ${side.name}: the machine is not idle, so the ratio is not a measurement`);
+      }
+    }
+  }
+  return busy;
+}
