@@ -4,11 +4,10 @@
 // rail's simulator; live tenants get nothing faked: the rail's live adapter, reaching the facilitator or processor the
 // tenant configured, or 422 `funding.rail_not_configured`.
 import { ServiceError } from '../errors/service-error.ts';
+import { builtInRails, type BuiltInRail } from './built-in.ts';
 import type { RailDefinition } from './definition.ts';
-import { mppRail } from './mpp/index.ts';
 import { settingsOf, textSetting, flagSetting } from './settings.ts';
 import type { FundingContext, LiveRailAdapter, LiveRailOptions, RailAdapter, RailName, RailOperation, RailSecrets, SettlementConfig } from './types.ts';
-import { x402Rail } from './x402/index.ts';
 
 export type {
   ClaimedAttempt,
@@ -35,12 +34,6 @@ export type {
 export type { RailConfigurationField, RailCredentialHeader, RailDefinition, RailHeader, SettlementConfigFault } from './definition.ts';
 export { RailOutcomeUnknownError, RailUnavailableError } from './types.ts';
 export { paymentProblem, paymentProblemTypeBase, type PaymentProblemCode } from './wire.ts';
-
-/** The rails this service runs, in the order every list of rails shows them: one line per rail. */
-const builtInRails: readonly RailDefinition[] = [
-  x402Rail,
-  mppRail,
-];
 
 /** Registered rails by name, in registration order; aliases to the name they mean. */
 const rails = new Map<RailName, RailDefinition>();
@@ -101,7 +94,20 @@ function configurationMemberNames(definition: RailDefinition): string[] {
   return definition.fields.flatMap((field) => (field.kind === 'secret' ? [field.name, `${field.name}_set`] : [field.name]));
 }
 
-for (const rail of builtInRails) registerRail(rail);
+/** The declaration in a built-in rail's folder, held to the wire facts its line names: a client answers to the names the
+ * server runs. A folder that breaks the convention is a programmer error, raised when the registry loads. */
+async function declarationOf({ folder, wire }: BuiltInRail): Promise<RailDefinition> {
+  const { railDefinition } = (await import(`./${folder}/index.ts`)) as { railDefinition?: RailDefinition };
+  if (!railDefinition) throw new Error(`src/rails/${folder}/index.ts exports no railDefinition`);
+  const names = [railDefinition.name, ...railDefinition.aliases];
+  if (names.join() !== wire.rails.join()) {
+    throw new Error(`rail ${railDefinition.name}: its wire names ${wire.rails.join(', ')}, its declaration ${names.join(', ')}`);
+  }
+  return railDefinition;
+}
+
+// Loaded in parallel, registered in the order of the lines.
+for (const definition of await Promise.all(builtInRails.map(declarationOf))) registerRail(definition);
 
 /** Every registered rail, in registration order. */
 export function registeredRails(): readonly RailDefinition[] {

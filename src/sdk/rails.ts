@@ -1,14 +1,10 @@
-// The rails the SDK knows on the wire, one line each: each rail's pure wire facts (src/rails/<rail>/wire.ts), for
-// answering its sandbox challenges (./sandbox.ts) and writing its credential headers as the server reads them
-// (./funding.ts). The server's registry is src/rails/index.ts; test/rails/registry.test.ts holds this list to it.
+// The rails the SDK knows on the wire: each built-in rail's pure wire facts (src/rails/built-in.ts, the same lines the
+// server's registry loads), for answering its sandbox challenges (./sandbox.ts) and writing its credential headers as
+// the server reads them (./funding.ts).
+import { builtInRails } from '../rails/built-in.ts';
 import type { RailClientWire } from '../rails/wire-facts.ts';
-import { mppClientWire } from '../rails/mpp/wire.ts';
-import { x402ClientWire } from '../rails/x402/wire.ts';
 
-export const railClientWires: readonly RailClientWire[] = [
-  x402ClientWire,
-  mppClientWire,
-];
+export const railClientWires: readonly RailClientWire[] = builtInRails.map((rail) => rail.wire);
 
 /** A credential header's value as sent: trimmed, with the auth scheme its rail writes in front of it (MPP's
  * `Payment `) added when the caller left it out. */

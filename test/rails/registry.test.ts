@@ -6,6 +6,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import { Database } from '../../src/infra/database.ts';
 import { ephemeralKeyring } from '../../src/infra/gateway-keys.ts';
@@ -25,6 +26,7 @@ import {
   type RailAdapter,
   type RailDefinition,
 } from '../../src/rails/index.ts';
+import { builtInRails } from '../../src/rails/built-in.ts';
 import { railClientWires } from '../../src/sdk/rails.ts';
 import { verifyTenantLedger } from '../../src/services/ledger-verifier.ts';
 import { runRailSweep } from '../../src/services/maintenance.ts';
@@ -266,8 +268,16 @@ describe('the registry', () => {
     expect(redactedPaths.some((path) => path.includes('x402') || path.includes('payment'))).toBe(false);
   });
 
-  it('has a client wire in the SDK for every built-in rail, under its name and aliases', () => {
+  it('loads each built-in rail from its one line, which gives the SDK the same rail\'s wire', () => {
+    // The registry loads `<folder>/index.ts` of each line in src/rails/built-in.ts; the SDK reads the line's wire.
     expect(railClientWires.map((wire) => wire.rails)).toEqual(builtIn.map((rail) => [rail.name, ...rail.aliases]));
+    // A rail's folder holds a declaration and a wire; none is left without its line.
+    const railsDir = new URL('../../src/rails/', import.meta.url);
+    const folders = fs.readdirSync(railsDir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    for (const folder of folders) {
+      expect(fs.existsSync(new URL(`${folder}/index.ts`, railsDir)) && fs.existsSync(new URL(`${folder}/wire.ts`, railsDir))).toBe(true);
+    }
+    expect(builtInRails.map((rail) => rail.folder).sort()).toEqual(folders.sort());
   });
 
   it('forgets a rail once it is unregistered: its intents answer 422 funding.rail_unsupported', async () => {

@@ -11,13 +11,13 @@ const repoRoot = path.resolve(import.meta.dirname, '../..');
 const sdkDir = path.join(repoRoot, 'src/sdk');
 const inSrc = (relative: string) => path.join(repoRoot, 'src', relative);
 /** What an SDK file may import directly: its own folder, the contracts, the signing core, and the rails' pure wire facts
- * (each rail's `wire.ts`, and the shape they share). */
+ * (each rail's `wire.ts`, the shape they share, and the list of built-in rails that names them). */
 const importableFolders = ['sdk', 'contracts', 'signing'].map((folder) => inSrc(folder) + path.sep);
 const railWireFiles = fs
   .readdirSync(inSrc('rails'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(inSrc('rails'), entry.name, 'wire.ts')))
   .map((entry) => inSrc(`rails/${entry.name}/wire.ts`));
-const importableFiles = [inSrc('rails/wire-facts.ts'), ...railWireFiles];
+const importableFiles = [inSrc('rails/wire-facts.ts'), inSrc('rails/built-in.ts'), ...railWireFiles];
 /** What the SDK may reach besides: the modules the contracts and the signing core are built from. */
 const reachableFiles = [...importableFiles, inSrc('limits.ts'), inSrc('errors/catalogue.ts')];
 const forbiddenPackage = /^(fastify|fastify-plugin|@fastify\/.*|pg|pg-.*)$/;

@@ -1,6 +1,6 @@
 // The MPP rail (`processor_mpp`, client alias `stripe_mpp`; docs/rails.md#mpp-processor_mpp): card payments through
 // a payment processor, in the HTTP `Payment` authentication scheme. Its one declaration, which the registry
-// (../index.ts) holds.
+// (../index.ts) loads from the rail's line in ../built-in.ts.
 import { paymentReceiptHeaderExample, wwwAuthenticateHeaderExample } from '../../contracts/examples.ts';
 import type { RailDefinition } from '../definition.ts';
 import { readMppCredential } from './protocol.ts';
@@ -8,7 +8,7 @@ import { MppSandboxAdapter } from './sandbox.ts';
 import { checkMppSettings, mppFields } from './settings.ts';
 import { mppChallengeHeaderName, mppCredentialHeaderName, mppRailAliases, mppRailName, mppReceiptHeaderName } from './wire.ts';
 
-export const mppRail: RailDefinition = {
+export const railDefinition: RailDefinition = {
   name: mppRailName,
   aliases: mppRailAliases,
   // Card charges in US dollars, amounts in cents.

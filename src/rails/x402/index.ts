@@ -1,5 +1,6 @@
 // The x402 rail (`x402_usdc_base`, docs/rails.md#x402-x402_usdc_base): USDC on Base through an x402 v2 facilitator,
-// scheme `exact`, or in live `auth-capture` (escrow held at the rail) as the tenant's configuration chooses. Its one declaration, which the registry (../index.ts) holds.
+// scheme `exact`, or in live `auth-capture` (escrow held at the rail) as the tenant's configuration chooses. Its one
+// declaration, which the registry (../index.ts) loads from the rail's line in ../built-in.ts.
 import { paymentRequiredHeaderExample, paymentResponseHeaderExample } from '../../contracts/examples.ts';
 import type { RailDefinition } from '../definition.ts';
 import { readX402Credential } from './protocol.ts';
@@ -7,7 +8,7 @@ import { X402SandboxAdapter } from './sandbox.ts';
 import { checkX402Settings, x402Fields } from './settings.ts';
 import { x402ChallengeHeaderName, x402CredentialHeaderName, x402RailName, x402ResponseHeaderName } from './wire.ts';
 
-export const x402Rail: RailDefinition = {
+export const railDefinition: RailDefinition = {
   name: x402RailName,
   aliases: [],
   // USDC: US dollars, one cent being 10,000 base units.
