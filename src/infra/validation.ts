@@ -6,10 +6,10 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { ServiceError } from '../errors/service-error.ts';
 import { inputPointerLengthMax } from '../limits.ts';
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
-  (addFormatsModule as unknown as AddFormats));
+/** Adds ajv-formats' formats (date-time, uri, email, …) to an Ajv instance; the response validation uses it too.
+ * ajv-formats is CommonJS: under NodeNext its default import is the module object, whose `default` is the function
+ * (its types declare the function itself, hence the one cast). */
+export const addFormats = ((addFormatsModule as unknown as { default?: (ajv: Ajv) => Ajv }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
 const shared: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: true };
 const bodyAjv = new Ajv({ ...shared, coerceTypes: false });

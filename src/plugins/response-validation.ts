@@ -3,15 +3,11 @@
 // a contract that drifts from what a handler sends would break clients silently; this makes the drift loud. On in
 // the test suite (AppOptions.validateResponses), off in production, where the compiled serializer alone runs.
 import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { ErrorEnvelope } from '../contracts/common.ts';
 import { ServiceError } from '../errors/service-error.ts';
-
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-type AddFormats = (ajv: Ajv) => Ajv;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats));
+import { addFormats } from '../infra/validation.ts';
 
 /** Strict: an unknown keyword in a contract is a mistake in the contract, not something to skip. No coercion, no
  * defaults: the payload is checked exactly as the handler built it. */
