@@ -30,30 +30,22 @@ import { webhookClaimBatchMax } from '../src/limits.ts';
 import { createTenant } from '../src/services/tenant-service.ts';
 import { createEndpoint } from '../src/services/webhook-endpoint-service.ts';
 import { verifyWebhook } from '../src/signing/webhook-signature.ts';
-import { alternatingRounds, formatOwn, formatSide, sandboxTenantPool, warmUp, type Side } from './ab-sides.ts';
+import { alternatingRounds, benchServiceEnv, comparisonRows, sandboxTenantPool, startSide, stopSides, warmUp, type Side } from './ab-sides.ts';
 import type { BenchRow } from './bench-row.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { abortBench, hold, installGuard, postgresStartedAt } from './guard.ts';
 import { formatRate, median, spreadPercent } from './harness.ts';
-import { EngineClient } from './lifecycle-load.ts';
 import { quick } from './options.ts';
 import { cpuWindow, formatCpu } from './proc-cpu.ts';
 import { startServiceProcess, type ServiceProcess } from './service-process.ts';
 
-const rounds = quick ? 1 : 5;
-const secondsPerRound = quick ? 3 : 8;
-const warmupSeconds = quick ? 1 : 3;
-const clients = 16;
 const cpuRatioMax = 1.1;
-/** Cores other processes may take from a round before its figures say more about them than about the service. */
-const outsideCoresMax = 0.15;
 /** Events in each delivery round's backlog, and delivery rounds. */
 const backlog = quick ? 200 : 3_000;
 const deliveryRounds = quick ? 1 : 3;
 /** How long a delivery round may take before the bench gives up on it. */
 const deliveryRoundTimeoutMs = 300_000;
 
-const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, SVC_RATE_LIMIT_PER_MINUTE: '1000000000' });
 const log = (line: string) => process.stderr.write(`  events: ${line}\n`);
 
 /** The intents' events in a side's database (the bench's own set-up, in this process, records an api_key.created). */
@@ -74,19 +66,11 @@ async function writingRows(): Promise<BenchRow[]> {
   const withoutDb = await createBenchDatabase();
   const sides: Side[] = [];
   try {
-    const starts: Array<[string, string, string[]]> = [
-      ['writing events', withDb.url, []],
-      ['without events', withoutDb.url, ['--import', './bench/no-events.ts']],
-    ];
-    for (const [name, databaseUrl, nodeFlags] of starts) {
-      const pool = await sandboxTenantPool(databaseUrl);
-      const service = await startServiceProcess(serviceEnv(databaseUrl), nodeFlags, 'src/server.ts');
-      const client = new EngineClient(service.baseUrl, clients);
-      sides.push({ name, databaseUrl, service, client, pool, costs: [], machineCosts: [], ownCosts: [], rates: [] });
-    }
+    sides.push(await startSide('writing events', withDb.url, await sandboxTenantPool(withDb.url)));
+    sides.push(await startSide('without events', withoutDb.url, await sandboxTenantPool(withoutDb.url), { nodeFlags: ['--import', './bench/no-events.ts'] }));
     const [withEvents, withoutEvents] = sides as [Side, Side];
-    const expected = await warmUp('events', sides, clients, warmupSeconds);
-    const busy = await alternatingRounds('events', [withEvents, withoutEvents], { clients, rounds, secondsPerRound, expected, outsideCoresMax, log });
+    const expected = await warmUp('events', sides);
+    const busy = await alternatingRounds('events', [withEvents, withoutEvents], expected, log);
     if ((await postgresStartedAt()) !== startedAt) throw new Error('Postgres restarted during the events bench: its figures are void');
     const written = await countIntentEvents(withEvents.databaseUrl);
     const unwritten = await countIntentEvents(withoutEvents.databaseUrl);
@@ -94,31 +78,17 @@ async function writingRows(): Promise<BenchRow[]> {
       throw new Error(`events bench: the service wrote ${written} intent events and its baseline ${unwritten}; expected some and none (is bench/no-events.ts loaded?)`);
     }
 
-    const ratio = median(withEvents.costs) / median(withoutEvents.costs);
-    const ownRatio = median(withEvents.ownCosts) / median(withoutEvents.ownCosts);
-    return [
-      {
-        entry: `service + Postgres CPU per lifecycle mutation writing events vs without (closed loop, ${clients} clients, no endpoint)${busy ? ' [machine busy]' : ''}`,
-        figure: `writing events: ${formatSide(withEvents)}; ${written.toLocaleString('en-US')} intent events written`,
-        baseline: `without writing events: ${formatSide(withoutEvents)}`,
-        ratio,
-        target: `<= ${cpuRatioMax.toFixed(2)}`,
-        met: ratio <= cpuRatioMax,
-      },
-      {
-        entry: `service + its own Postgres backends' CPU per lifecycle mutation, writing events vs without (the same rounds; other work on the machine's Postgres left out)`,
-        figure: `writing events: ${formatOwn(withEvents)}`,
-        baseline: `without writing events: ${formatOwn(withoutEvents)}`,
-        ratio: ownRatio,
-        target: `<= ${cpuRatioMax.toFixed(2)}`,
-        met: ownRatio <= cpuRatioMax,
-      },
-    ];
+    const words = {
+      comparing: ' writing events vs without',
+      comparingShort: 'writing events vs without',
+      setting: ', no endpoint',
+      measured: 'writing events',
+      baseline: 'without writing events',
+      measuredNote: `; ${written.toLocaleString('en-US')} intent events written`,
+    };
+    return comparisonRows([withEvents, withoutEvents], words, cpuRatioMax, busy);
   } finally {
-    for (const side of sides) {
-      side.client.close();
-      await side.service.stop();
-    }
+    await stopSides(sides);
     await withDb.drop();
     await withoutDb.drop();
   }
@@ -243,7 +213,7 @@ async function deliveryRow(): Promise<BenchRow> {
       createEndpoint(tx, tenantId, { environment: 'sandbox', allowPrivateDestinations: false }, SecretBox.fromBase64(secretsKey), { url: receiver!.url, enabled_events: ['intent.released'] }));
     receiver.secret = secret;
     const setEnabled = (enabled: boolean) => db.tenant(tenantId, (tx) => updateEndpoint(tx, tenantId, endpoint.endpointId, { enabled }));
-    service = await startServiceProcess({ ...serviceEnv(database.url), SVC_SECRETS_KEY: secretsKey });
+    service = await startServiceProcess({ ...benchServiceEnv(database.url), SVC_SECRETS_KEY: secretsKey });
     const rates: number[] = [];
     const costs: number[] = [];
     let delivered = 0;

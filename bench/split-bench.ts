@@ -12,24 +12,13 @@
 import { Database } from '../src/infra/database.ts';
 import { createTenant } from '../src/services/tenant-service.ts';
 import { draftPolicy, rolloutPolicy } from '../src/services/policy-service.ts';
-import { alternatingRounds, formatOwn, formatSide, warmUp, type Side } from './ab-sides.ts';
+import { alternatingRounds, comparisonRows, startSide, stopSides, warmUp, type Side } from './ab-sides.ts';
 import type { BenchRow } from './bench-row.ts';
 import { createBenchDatabase } from './bench-database.ts';
 import { abortBench, installGuard, postgresStartedAt } from './guard.ts';
-import { median } from './harness.ts';
-import { EngineClient, IntentFactory, IntentPool, type BenchPolicy } from './lifecycle-load.ts';
-import { quick } from './options.ts';
-import { startServiceProcess } from './service-process.ts';
+import { IntentFactory, IntentPool, type BenchPolicy } from './lifecycle-load.ts';
 
-const rounds = quick ? 1 : 5;
-const secondsPerRound = quick ? 3 : 8;
-const warmupSeconds = quick ? 1 : 3;
-const clients = 16;
 const cpuRatioMax = 1.2;
-/** Cores other processes may take from a round before its figures say more about them than about the service. */
-const outsideCoresMax = 0.15;
-
-const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, SVC_RATE_LIMIT_PER_MINUTE: '1000000000' });
 const log = (line: string) => process.stderr.write(`  split: ${line}\n`);
 
 /** A sandbox tenant with a completion_budget_v1 head of `parameters`, and a pool of intents bound to it. */
@@ -57,46 +46,17 @@ export async function run(): Promise<BenchRow[]> {
   const withoutDb = await createBenchDatabase();
   const sides: Side[] = [];
   try {
-    const starts: Array<[string, string, Record<string, unknown>]> = [
-      ['splitting (metered)', withDb.url, { release_mode: 'metered' }],
-      ['releasing (full)', withoutDb.url, {}],
-    ];
-    for (const [name, databaseUrl, parameters] of starts) {
-      const pool = await benchTenantPool(databaseUrl, parameters);
-      const service = await startServiceProcess(serviceEnv(databaseUrl), [], 'src/server.ts');
-      const client = new EngineClient(service.baseUrl, clients);
-      sides.push({ name, databaseUrl, service, client, pool, costs: [], machineCosts: [], ownCosts: [], rates: [] });
-    }
+    sides.push(await startSide('splitting (metered)', withDb.url, await benchTenantPool(withDb.url, { release_mode: 'metered' })));
+    sides.push(await startSide('releasing (full)', withoutDb.url, await benchTenantPool(withoutDb.url, {})));
     const [splitting, releasing] = sides as [Side, Side];
-    const expected = await warmUp('split', sides, clients, warmupSeconds);
-    const busy = await alternatingRounds('split', [splitting, releasing], { clients, rounds, secondsPerRound, expected, outsideCoresMax, log });
+    const expected = await warmUp('split', sides);
+    const busy = await alternatingRounds('split', [splitting, releasing], expected, log);
     if ((await postgresStartedAt()) !== startedAt) throw new Error('Postgres restarted during the split bench: its figures are void');
 
-    const ratio = median(splitting.costs) / median(releasing.costs);
-    const ownRatio = median(splitting.ownCosts) / median(releasing.ownCosts);
-    return [
-      {
-        entry: `service + Postgres CPU per lifecycle mutation, a settlement that splits vs a plain release (closed loop, ${clients} clients)${busy ? ' [machine busy]' : ''}`,
-        figure: `splitting: ${formatSide(splitting)}`,
-        baseline: `releasing: ${formatSide(releasing)}`,
-        ratio,
-        target: `<= ${cpuRatioMax.toFixed(2)}`,
-        met: ratio <= cpuRatioMax,
-      },
-      {
-        entry: `service + its own Postgres backends' CPU per lifecycle mutation, splitting vs releasing (the same rounds; other work on the machine's Postgres left out)`,
-        figure: `splitting: ${formatOwn(splitting)}`,
-        baseline: `releasing: ${formatOwn(releasing)}`,
-        ratio: ownRatio,
-        target: `<= ${cpuRatioMax.toFixed(2)}`,
-        met: ownRatio <= cpuRatioMax,
-      },
-    ];
+    const words = { comparing: ', a settlement that splits vs a plain release', comparingShort: 'splitting vs releasing', measured: 'splitting', baseline: 'releasing' };
+    return comparisonRows([splitting, releasing], words, cpuRatioMax, busy);
   } finally {
-    for (const side of sides) {
-      side.client.close();
-      await side.service.stop();
-    }
+    await stopSides(sides);
     await withDb.drop();
     await withoutDb.drop();
   }
